@@ -1,0 +1,160 @@
+"""Credentials: API keys, OAuth access tokens, and whatever else the host's DRF accepts.
+
+The MCP transport asks :func:`authenticate` for the caller of a request; it runs the DRF
+authentication classes the ``AUTHENTICATION_CLASSES`` setting names, the same classes a
+host lists in its REST API, so a key or a token works the same in both places.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpRequest
+from oauth2_provider.contrib.rest_framework import OAuth2Authentication
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.request import Request
+
+from mcp_endpoint.models import AbstractAPIKey, get_api_key_model, split_key
+
+logger = logging.getLogger("mcp_endpoint.authentication")
+
+
+@dataclass(frozen=True)
+class Credential:
+    """Who is calling and with what: the user, the auth object, and the scopes it holds.
+
+    ``scopes`` is None for credentials that carry no scopes (a session, say): nothing is
+    hidden for them, and a view's scope permission decides each call.
+    """
+
+    user: Any
+    auth: Any
+    scopes: frozenset[str] | None
+    authenticator: BaseAuthentication | None = None
+
+    @property
+    def kind(self) -> str:
+        if isinstance(self.auth, AbstractAPIKey):
+            return "api_key"
+        if hasattr(self.auth, "scope"):
+            return "oauth_token"
+        return "other"
+
+    def allows(self, required: Iterable[str]) -> bool:
+        return self.scopes is None or set(required) <= self.scopes
+
+    def label(self) -> str:
+        """A log-safe name for the credential: never the secret itself."""
+        if isinstance(self.auth, AbstractAPIKey):
+            return f"api_key:{self.auth.prefix}"
+        if hasattr(self.auth, "pk") and hasattr(self.auth, "scope"):
+            return f"oauth_token:{self.auth.pk}"
+        return self.kind
+
+
+class CredentialRefused(Exception):
+    """A credential was presented and refused (unknown, revoked, expired, wrong audience)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class APIKeyAuthentication(BaseAuthentication):
+    """DRF authentication by ``Authorization: Bearer <key>`` for keys made in the admin.
+
+    Put it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` so the REST API accepts
+    the same keys as ``/mcp``. Bearer values that are not key-shaped are left to the next
+    class (an OAuth token, say). A refused key says only that it is invalid, never whether
+    it exists.
+    """
+
+    keyword = "Bearer"
+    www_authenticate_realm = "api"
+
+    def authenticate(self, request: Request) -> tuple[Any, AbstractAPIKey] | None:
+        raw = bearer_value(request)
+        if raw is None:
+            return None
+        model = get_api_key_model()
+        prefix = split_key(raw)
+        if prefix is None or not prefix.startswith(_key_prefix()):
+            return None
+        key = model._default_manager.get_for_raw_key(raw)  # type: ignore[attr-defined]
+        if key is None or not key.is_usable() or not key.user.is_active:
+            raise exceptions.AuthenticationFailed("Invalid API key.")
+        key.touch()
+        return key.user, key
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{self.keyword} realm="{self.www_authenticate_realm}"'
+
+
+def _key_prefix() -> str:
+    from mcp_endpoint.conf import mcp_settings
+
+    return f"{mcp_settings.API_KEY_PREFIX}_"
+
+
+class OAuth2TokenAuthentication(OAuth2Authentication):
+    """django-oauth-toolkit's access tokens, with their audience checked by the toolkit.
+
+    The toolkit reads form fields for a token in the body; an MCP body is JSON, so the
+    Django request is handed over as it is, and the JSON is not parsed a second time here.
+    """
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        if bearer_value(request) is None:
+            return None
+        result: tuple[Any, Any] | None = super().authenticate(request._request)
+        if result is None and getattr(request._request, "oauth2_error", None):
+            request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        return result
+
+
+def bearer_value(request: Request | HttpRequest) -> str | None:
+    header = get_authorization_header(request).split()
+    if len(header) != 2 or header[0].lower() != b"bearer":
+        return None
+    try:
+        return header[1].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+
+
+def has_authorization(request: HttpRequest) -> bool:
+    return bool(request.META.get("HTTP_AUTHORIZATION"))
+
+
+def authenticate(
+    request: HttpRequest, classes: Sequence[type[BaseAuthentication]]
+) -> Credential | None:
+    """The credential of ``request``, None when it carries none, or :class:`CredentialRefused`.
+
+    A presented credential that no class accepts is refused, not ignored: a client that
+    sent a stale token must learn so (``error="invalid_token"``).
+    """
+    drf_request = Request(
+        request,
+        parsers=[JSONParser(), FormParser()],
+        authenticators=[cls() for cls in classes],
+    )
+    try:
+        user = drf_request.user
+    except exceptions.AuthenticationFailed as exc:
+        raise CredentialRefused(str(exc.detail)) from exc
+    if user is None or not user.is_authenticated:
+        if has_authorization(request):
+            raise CredentialRefused("Invalid credential.")
+        return None
+    auth = drf_request.auth
+    scope = getattr(auth, "scope", None)
+    scopes = frozenset(scope.split()) if isinstance(scope, str) else None
+    return Credential(
+        user=user, auth=auth, scopes=scopes, authenticator=drf_request.successful_authenticator
+    )

@@ -1,0 +1,151 @@
+"""System checks: every misconfiguration found at start-up, each with a stable id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, register
+from django.utils.module_loading import import_string
+
+from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
+from mcp_endpoint.protocol.versions import ALL_VERSIONS
+from mcp_endpoint.schema import has_ref_or_type_array
+from mcp_endpoint.tools import TOOL_NAME
+
+
+@register(Tags.compatibility)
+def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    from mcp_endpoint.endpoint import endpoints
+
+    errors: list[CheckMessage] = []
+    user = getattr(settings, "MCP_ENDPOINT", {})
+    if not isinstance(user, dict):
+        return [Error("MCP_ENDPOINT must be a dict.", id="mcp_endpoint.E001")]
+    sources = [("MCP_ENDPOINT", user)] + [
+        (f"Endpoint {e.name!r} settings", e.settings.overrides) for e in endpoints
+    ]
+    for label, values in sources:
+        errors.extend(_check_values(label, values))
+    return errors
+
+
+def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    for key in sorted(set(values) - set(DEFAULTS)):
+        errors.append(
+            Error(
+                f"{label} has an unknown key {key!r}.",
+                hint=f"Known keys: {', '.join(sorted(DEFAULTS))}.",
+                id="mcp_endpoint.E001",
+            )
+        )
+    versions = values.get("PROTOCOL_VERSIONS")
+    if versions is not None and (
+        not isinstance(versions, list | tuple)
+        or not versions
+        or any(v not in ALL_VERSIONS for v in versions)
+    ):
+        errors.append(
+            Error(
+                f"{label}['PROTOCOL_VERSIONS'] must be a non-empty list of known revisions.",
+                hint=f"Known revisions: {', '.join(ALL_VERSIONS)}.",
+                id="mcp_endpoint.E002",
+            )
+        )
+    for key in ("MAX_REQUEST_BYTES", "LIST_PAGE_SIZE", "TEXT_BUDGET_BYTES", "TTL_MS"):
+        value = values.get(key)
+        if value is not None and (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or value < (0 if key == "TTL_MS" else 1)
+        ):
+            errors.append(
+                Error(f"{label}[{key!r}] must be a positive integer.", id="mcp_endpoint.E003")
+            )
+    for key in IMPORT_STRINGS:
+        for dotted in values.get(key) or []:
+            if isinstance(dotted, str):
+                try:
+                    import_string(dotted)
+                except ImportError as exc:
+                    errors.append(
+                        Error(
+                            f"{label}[{key!r}] names {dotted!r}, which cannot be imported.",
+                            hint=str(exc),
+                            id="mcp_endpoint.E004",
+                        )
+                    )
+    origins = values.get("ALLOWED_ORIGINS")
+    if origins is not None and (
+        not isinstance(origins, list | tuple)
+        or not all(
+            isinstance(o, str) and (o.startswith(("http://", "https://", "*."))) for o in origins
+        )
+    ):
+        errors.append(
+            Error(
+                f"{label}['ALLOWED_ORIGINS'] must list origins such as 'https://claude.ai' "
+                "or host globs such as '*.example.com'.",
+                id="mcp_endpoint.E005",
+            )
+        )
+    return errors
+
+
+@register(Tags.compatibility)
+def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    from mcp_endpoint.endpoint import endpoints
+
+    errors: list[CheckMessage] = []
+    for endpoint in endpoints:
+        for name in endpoint.tools.duplicates:
+            errors.append(
+                Error(
+                    f"Endpoint {endpoint.name!r} registers more than one tool named {name!r}.",
+                    hint="Give one of them another name (name=... when registering).",
+                    obj=endpoint,
+                    id="mcp_endpoint.E010",
+                )
+            )
+        for tool in endpoint.tools:
+            if not TOOL_NAME.match(tool.name):
+                errors.append(
+                    Error(
+                        f"Tool name {tool.name!r} is not 1-64 characters of [A-Za-z0-9_-].",
+                        hint="Clients refuse other names; pass name=... when registering.",
+                        obj=endpoint,
+                        id="mcp_endpoint.E011",
+                    )
+                )
+            schemas = [tool.input_schema, tool.output_schema or {}]
+            if tool.input_schema.get("type") != "object" or (
+                endpoint.settings.PORTABLE_SCHEMAS
+                and any(has_ref_or_type_array(s) for s in schemas)
+            ):
+                errors.append(
+                    Error(
+                        f"Tool {tool.name!r} has a schema that is not portable (its input root is "
+                        "not an object, or it holds a $ref or a type array).",
+                        hint="Pass the schema through mcp_endpoint.schema.portable().",
+                        obj=endpoint,
+                        id="mcp_endpoint.E012",
+                    )
+                )
+        for uri in endpoint.resources.duplicates:
+            errors.append(
+                Error(
+                    f"Endpoint {endpoint.name!r} registers the resource {uri!r} more than once.",
+                    obj=endpoint,
+                    id="mcp_endpoint.E013",
+                )
+            )
+        for name in endpoint.prompts.duplicates:
+            errors.append(
+                Error(
+                    f"Endpoint {endpoint.name!r} registers more than one prompt named {name!r}.",
+                    obj=endpoint,
+                    id="mcp_endpoint.E014",
+                )
+            )
+    return errors

@@ -1,0 +1,134 @@
+"""The ``MCP_ENDPOINT`` settings, read through one object with defaults.
+
+A host configures the app with one dict in its settings::
+
+    MCP_ENDPOINT = {
+        "SERVER_NAME": "task-tracker",
+        "PROTOCOL_VERSIONS": ["2025-11-25", "2025-06-18"],
+    }
+
+Every key has a default below; an unknown key is a system check error (``mcp_endpoint.E001``).
+An :class:`~mcp_endpoint.endpoint.Endpoint` may override any key for itself with its
+``settings`` argument, so two endpoints in one host can differ.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from mcp_endpoint.protocol.versions import ALL_VERSIONS
+
+DEFAULTS: dict[str, Any] = {
+    # Who the server says it is, in ``initialize`` and ``server/discover``.
+    "SERVER_NAME": "mcp-endpoint",
+    "SERVER_TITLE": "",
+    "SERVER_VERSION": "1.0.0",
+    # Instructions for the model: a plain string, or a template rendered once per process.
+    "INSTRUCTIONS": "",
+    "INSTRUCTIONS_TEMPLATE": "",
+    # The protocol revisions served, legacy and modern alike.
+    "PROTOCOL_VERSIONS": list(ALL_VERSIONS),
+    # Requests with a larger body are refused with 413 before they are read.
+    "MAX_REQUEST_BYTES": 1024 * 1024,
+    # Origins allowed besides django-cors-headers' own list. Loopback on any port is always
+    # allowed; entries are exact origins ("https://claude.ai") or "*.example.com" host globs.
+    "ALLOWED_ORIGINS": [
+        "https://claude.ai",
+        "https://claude.com",
+        "https://chatgpt.com",
+        "https://chat.openai.com",
+        "https://platform.openai.com",
+    ],
+    # Whether a request needs a credential at all; a fixture endpoint may turn this off.
+    "REQUIRE_CREDENTIAL": True,
+    # Answer only clients on the loopback interface (403 for any other REMOTE_ADDR).
+    "LOOPBACK_ONLY": False,
+    # DRF authentication classes that turn a request into a credential, tried in order.
+    "AUTHENTICATION_CLASSES": [
+        "mcp_endpoint.authentication.APIKeyAuthentication",
+        "mcp_endpoint.authentication.OAuth2TokenAuthentication",
+    ],
+    # DRF throttle classes applied to every request; None means the host's
+    # REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"], so MCP and REST share one budget.
+    "THROTTLE_CLASSES": None,
+    # The scopes the endpoint's tools use, for the 401 challenge; None derives them.
+    "SCOPES": None,
+    # Refuse to start (system check E012) when a tool's schema is not portable; an endpoint
+    # that serves deliberately rich schemas (a conformance fixture) may turn this off.
+    "PORTABLE_SCHEMAS": True,
+    # List results per page for tools/list, resources/list, prompts/list.
+    "LIST_PAGE_SIZE": 100,
+    # tools/list shows every tool, not only those the credential's scopes allow.
+    "SHOW_ALL_TOOLS": False,
+    # A tool's text rendering is cut past this many bytes, with a note on how to narrow it.
+    "TEXT_BUDGET_BYTES": 24_000,
+    # Modern-revision caching hint on list and read results, in milliseconds.
+    "TTL_MS": 60_000,
+    # API keys: the visible prefix every key starts with, and the model that stores them.
+    "API_KEY_PREFIX": "mcp",
+    "API_KEY_MODEL": "mcp_endpoint.APIKey",
+    # Write a ToolCall row per tools/call, and which argument names to redact in it.
+    "LOG_TOOL_CALLS": True,
+    "REDACTED_ARGUMENTS": ["password", "secret", "token"],
+    # The canonical URL of the endpoint for OAuth resource binding; None derives it per request.
+    "RESOURCE_URL": None,
+}
+
+IMPORT_STRINGS = {"AUTHENTICATION_CLASSES", "THROTTLE_CLASSES"}
+
+
+class MCPSettings:
+    """Settings with defaults; ``overrides`` win over the ``MCP_ENDPOINT`` dict."""
+
+    def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def user_settings(self) -> dict[str, Any]:
+        return dict(getattr(django_settings, "MCP_ENDPOINT", {}) or {})
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Invalid MCP_ENDPOINT setting: {name!r}")
+        try:
+            return self._cache[name]
+        except KeyError:
+            pass
+        if name in self.overrides:
+            value = self.overrides[name]
+        else:
+            value = self.user_settings.get(name, DEFAULTS[name])
+        if name in IMPORT_STRINGS and value is not None:
+            value = [import_string(v) if isinstance(v, str) else v for v in value]
+        self._cache[name] = value
+        return value
+
+    def reload(self) -> None:
+        self._cache.clear()
+
+
+mcp_settings = MCPSettings()
+_instances: weakref.WeakSet[MCPSettings] = weakref.WeakSet()
+
+
+def endpoint_settings(overrides: Mapping[str, Any] | None) -> MCPSettings:
+    """A settings object for one endpoint, reloaded with the others on ``setting_changed``."""
+    instance = MCPSettings(overrides)
+    _instances.add(instance)
+    return instance
+
+
+@receiver(setting_changed)
+def reload_settings(*, setting: str, **kwargs: Any) -> None:
+    if setting in {"MCP_ENDPOINT", "REST_FRAMEWORK", "CORS_ALLOWED_ORIGINS"}:
+        mcp_settings.reload()
+        for instance in _instances:
+            instance.reload()

@@ -1,0 +1,414 @@
+"""The :class:`Endpoint`: one MCP server a host mounts at a URL, like Django's ``AdminSite``.
+
+``mcp_endpoint.site`` is the default instance, for the product's ``/mcp``; a host can make
+others (a fixture endpoint for the conformance suite, an internal endpoint with other
+tools and settings) and mount each at its own URL::
+
+    from mcp_endpoint import site
+
+    @site.tool(scopes=["read"])
+    def count_open_tasks(context: Context) -> int:
+        ...
+
+    urlpatterns = [path("mcp", site.urls)]
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import URLPattern, re_path
+
+from mcp_endpoint.conf import MCPSettings, endpoint_settings
+from mcp_endpoint.context import Context
+from mcp_endpoint.prompts import (
+    FunctionPrompt,
+    MissingArgument,
+    Prompt,
+    PromptArgument,
+    PromptRegistry,
+    TemplatePrompt,
+)
+from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.content import Text, ToolResult
+from mcp_endpoint.protocol.jsonrpc import ProtocolError
+from mcp_endpoint.protocol.server import RequestContext, Server
+from mcp_endpoint.resources import (
+    VARIABLE,
+    Resource,
+    ResourceNotFound,
+    ResourceRegistry,
+    ResourceTemplate,
+)
+from mcp_endpoint.tools import FunctionTool, Tool, ToolError, ToolRegistry, as_result
+
+if TYPE_CHECKING:
+    from mcp_endpoint.authentication import Credential
+
+logger = logging.getLogger("mcp_endpoint")
+
+F = TypeVar("F", bound=Callable[..., Any])
+Completer = Callable[[str, Context, Mapping[str, str]], Iterable[str]]
+
+MAX_COMPLETIONS = 100
+
+# Every endpoint made in this process, for the system checks.
+endpoints: weakref.WeakSet[Endpoint] = weakref.WeakSet()
+
+
+class Endpoint:
+    """An MCP server: registries of tools, resources and prompts, settings, and its URLs."""
+
+    def __init__(self, name: str = "mcp", *, settings: Mapping[str, Any] | None = None) -> None:
+        self.name = name
+        self.settings: MCPSettings = endpoint_settings(settings)
+        self.tools = ToolRegistry()
+        self.resources = ResourceRegistry()
+        self.prompts = PromptRegistry()
+        self.completers: dict[tuple[str, str, str], Completer] = {}
+        self.server = Server(self)
+        self._instructions: str | None = None
+        endpoints.add(self)
+
+    def __repr__(self) -> str:
+        return f"<Endpoint {self.name!r}: {len(self.tools)} tools>"
+
+    # -- registration ------------------------------------------------------------------
+
+    def tool(
+        self,
+        fn: F | None = None,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Iterable[str] = (),
+        annotations: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Register a function as a tool (``@endpoint.tool`` or ``@endpoint.tool(...)``)."""
+
+        def decorator(func: F) -> F:
+            self.add_tool(
+                FunctionTool(
+                    func,
+                    name=name,
+                    title=title,
+                    description=description,
+                    scopes=scopes,
+                    annotations=annotations,
+                )
+            )
+            return func
+
+        return decorator(fn) if fn is not None else decorator
+
+    def add_tool(self, tool: Tool) -> Tool:
+        return self.tools.register(tool)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        scopes: Iterable[str] = (),
+    ) -> Callable[[F], F]:
+        """Register a function as a resource; a URI with ``{variables}`` makes a template."""
+
+        def decorator(func: F) -> F:
+            cls = ResourceTemplate if VARIABLE.search(uri) else Resource
+            self.resources.register(
+                cls(
+                    func,
+                    uri,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    scopes=scopes,
+                )
+            )
+            return func
+
+        return decorator
+
+    def prompt(
+        self,
+        fn: F | None = None,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Sequence[PromptArgument] | None = None,
+        scopes: Iterable[str] = (),
+    ) -> Any:
+        """Register a function as a prompt; its parameters are the prompt's arguments."""
+
+        def decorator(func: F) -> F:
+            self.prompts.register(
+                FunctionPrompt(
+                    func,
+                    name=name,
+                    title=title,
+                    description=description,
+                    arguments=arguments,
+                    scopes=scopes,
+                )
+            )
+            return func
+
+        return decorator(fn) if fn is not None else decorator
+
+    def template_prompt(
+        self,
+        name: str,
+        template_name: str,
+        *,
+        title: str | None = None,
+        description: str = "",
+        arguments: Sequence[PromptArgument] = (),
+        scopes: Iterable[str] = (),
+    ) -> Prompt:
+        """Register a prompt rendered from a Django template."""
+        return self.prompts.register(
+            TemplatePrompt(
+                name,
+                template_name,
+                title=title,
+                description=description,
+                arguments=arguments,
+                scopes=scopes,
+            )
+        )
+
+    def completer(self, ref_type: str, ref_name: str, argument: str) -> Callable[[F], F]:
+        """Register suggestions for a prompt argument or a resource-template variable.
+
+        ``ref_type`` is ``"ref/prompt"`` (``ref_name`` the prompt's name) or
+        ``"ref/resource"`` (``ref_name`` the URI template). The function gets the typed
+        value, the context and the other arguments, and returns candidate strings.
+        """
+
+        def decorator(func: F) -> F:
+            self.completers[(ref_type, ref_name, argument)] = func
+            return func
+
+        return decorator
+
+    # -- what the protocol layer asks ----------------------------------------------------
+
+    def server_info(self) -> dict[str, Any]:
+        info = {"name": self.settings.SERVER_NAME, "version": self.settings.SERVER_VERSION}
+        if self.settings.SERVER_TITLE:
+            info["title"] = self.settings.SERVER_TITLE
+        return info
+
+    def instructions(self) -> str:
+        if self._instructions is None:
+            text = self.settings.INSTRUCTIONS
+            if not text and self.settings.INSTRUCTIONS_TEMPLATE:
+                text = render_to_string(self.settings.INSTRUCTIONS_TEMPLATE, {"endpoint": self})
+            self._instructions = (text or "").strip()
+        return self._instructions
+
+    def supported_versions(self) -> Sequence[str]:
+        versions: Sequence[str] = self.settings.PROTOCOL_VERSIONS
+        return versions
+
+    def capabilities(self) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {
+            "tools": {"listChanged": False},
+            "resources": {"listChanged": False},
+            "prompts": {"listChanged": False},
+        }
+        if self.completers:
+            capabilities["completions"] = {}
+        return capabilities
+
+    def page_size(self) -> int:
+        size: int = self.settings.LIST_PAGE_SIZE
+        return size
+
+    def ttl_ms(self) -> int:
+        ttl: int = self.settings.TTL_MS
+        return ttl
+
+    def scopes(self) -> list[str]:
+        """The scopes this endpoint's tools use, for the 401 challenge and metadata."""
+        if self.settings.SCOPES is not None:
+            return list(self.settings.SCOPES)
+        found: set[str] = set()
+        for tool in self.tools:
+            found |= tool.required_scopes
+        return sorted(found)
+
+    def visible(self, required: frozenset[str], context: RequestContext) -> bool:
+        credential: Credential | None = context.credential
+        return credential is None or credential.allows(required)
+
+    def list_tools(self, context: RequestContext) -> list[dict[str, Any]]:
+        show_all = self.settings.SHOW_ALL_TOOLS
+        return [
+            tool.describe()
+            for tool in self.tools
+            if show_all or self.visible(tool.required_scopes, context)
+        ]
+
+    def call_tool(
+        self, name: str, arguments: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        tool = self.tools.get(name)
+        if tool is None:
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        started = time.monotonic()
+        result = self.run_tool(tool, arguments, context)
+        self.text_budget(result)
+        logger.info(
+            "tool %s by %s: %s in %.1f ms",
+            name,
+            context.credential.label() if context.credential else "anonymous",
+            "error" if result.is_error else "ok",
+            (time.monotonic() - started) * 1000,
+        )
+        return result.to_dict()
+
+    def run_tool(
+        self, tool: Tool, arguments: dict[str, Any], context: RequestContext
+    ) -> ToolResult:
+        """Check scopes and arguments, then run the tool in one transaction.
+
+        This is the one broad exception boundary: a tool that raises anything but
+        :class:`ToolError` is logged with its traceback and answered with a generic error.
+        """
+        credential: Credential | None = context.credential
+        if credential is not None and not credential.allows(tool.required_scopes):
+            return ToolError(
+                f"This tool needs the scope(s) {' '.join(sorted(tool.required_scopes))}",
+                code="insufficient_scope",
+                required_scopes=sorted(tool.required_scopes),
+                granted_scopes=sorted(credential.scopes or ()),
+            ).to_result()
+        call = Context(self, context)
+        try:
+            tool.validate(arguments)
+            with transaction.atomic():
+                try:
+                    result = as_result(tool.run(arguments, call))
+                except ToolError:
+                    transaction.set_rollback(True)
+                    raise
+                if result.is_error:
+                    transaction.set_rollback(True)
+            return result
+        except ToolError as exc:
+            return exc.to_result()
+        except Exception:
+            logger.exception("tool %s failed", tool.name)
+            return ToolError("Internal error running tool", code="internal_error").to_result()
+
+    def text_budget(self, result: ToolResult) -> None:
+        budget: int = self.settings.TEXT_BUDGET_BYTES
+        for index, block in enumerate(result.content):
+            if isinstance(block, Text):
+                encoded = block.text.encode("utf-8")
+                if len(encoded) > budget:
+                    cut = encoded[:budget].decode("utf-8", errors="ignore")
+                    note = (
+                        f"\n[cut at {budget} of {len(encoded)} bytes: narrow the query with "
+                        "filters or search, ask for a smaller page_size, or read the next page]"
+                    )
+                    result.content[index] = Text(cut + note)
+
+    def list_resources(self, context: RequestContext) -> list[dict[str, Any]]:
+        return [
+            r.describe()
+            for r in self.resources.resources()
+            if self.visible(r.required_scopes, context)
+        ]
+
+    def list_resource_templates(self, context: RequestContext) -> list[dict[str, Any]]:
+        return [
+            t.describe()
+            for t in self.resources.templates()
+            if self.visible(t.required_scopes, context)
+        ]
+
+    def read_resource(self, uri: str, context: RequestContext) -> dict[str, Any]:
+        found = self.resources.find(uri)
+        try:
+            if found is None or not self.visible(found[0].required_scopes, context):
+                raise ResourceNotFound(uri)
+            resource, variables = found
+            contents = resource.read(uri, variables, Context(self, context))
+        except ResourceNotFound as exc:
+            # The 2026-07-28 revision moved "not found" from -32002 to -32602.
+            code = jsonrpc.INVALID_PARAMS if context.modern else jsonrpc.RESOURCE_NOT_FOUND
+            raise ProtocolError(code, "Resource not found", {"uri": uri}) from exc
+        return {"contents": [c.to_dict() for c in contents]}
+
+    def list_prompts(self, context: RequestContext) -> list[dict[str, Any]]:
+        return [p.describe() for p in self.prompts if self.visible(p.required_scopes, context)]
+
+    def get_prompt(
+        self, name: str, arguments: dict[str, str], context: RequestContext
+    ) -> dict[str, Any]:
+        prompt = self.prompts.get(name)
+        if prompt is None or not self.visible(prompt.required_scopes, context):
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {name}")
+        try:
+            return prompt.render(arguments, Context(self, context))
+        except MissingArgument as exc:
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, str(exc)) from exc
+
+    def complete(
+        self,
+        ref: dict[str, Any],
+        argument: dict[str, Any],
+        arguments: dict[str, str],
+        context: RequestContext,
+    ) -> dict[str, Any]:
+        if not self.completers:
+            raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: completion/complete")
+        ref_type = ref.get("type")
+        ref_name = ref.get("name") if ref_type == "ref/prompt" else ref.get("uri")
+        if ref_type not in {"ref/prompt", "ref/resource"} or not isinstance(ref_name, str):
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, "Invalid params: unknown ref")
+        if ref_type == "ref/prompt" and self.prompts.get(ref_name) is None:
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {ref_name}")
+        completer = self.completers.get((ref_type, ref_name, argument["name"]))
+        values: list[str] = []
+        if completer is not None:
+            found = completer(argument["value"], Context(self, context), arguments)
+            values = [str(v) for v in found]
+        return {
+            "completion": {
+                "values": values[:MAX_COMPLETIONS],
+                "total": len(values),
+                "hasMore": len(values) > MAX_COMPLETIONS,
+            }
+        }
+
+    # -- serving -------------------------------------------------------------------------
+
+    def handle(self, message: Any, context: RequestContext) -> dict[str, Any] | None:
+        return self.server.handle(message, context)
+
+    def get_urls(self) -> list[URLPattern]:
+        from mcp_endpoint.views import MCPView
+
+        view = MCPView.as_view(endpoint=self)
+        # Both /mcp and /mcp/ answer directly: clients do not repeat a POST after a redirect.
+        return [re_path(r"^(?:/)?\Z", view, name="endpoint")]
+
+    @property
+    def urls(self) -> tuple[list[URLPattern], str, str]:
+        """For ``path("mcp", endpoint.urls)``: the endpoint's URL patterns and namespace."""
+        return self.get_urls(), "mcp_endpoint", self.name

@@ -1,0 +1,140 @@
+"""Resources and resource templates, registered by URI."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, get_type_hints
+
+from mcp_endpoint.context import Context
+from mcp_endpoint.protocol.content import ResourceContents
+
+VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+class ResourceNotFound(LookupError):
+    """Raised by a resource function when the URI names nothing the caller may read."""
+
+
+class Resource:
+    """A resource at a fixed URI, read by calling ``fn``."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        scopes: Iterable[str] = (),
+    ) -> None:
+        self.fn = fn
+        self.uri = uri
+        self.name = name or fn.__name__
+        self.title = title
+        self.description = description or inspect.cleandoc(fn.__doc__ or "") or self.name
+        self.mime_type = mime_type
+        self.required_scopes = frozenset(scopes)
+        self.context_parameter = _context_parameter(fn)
+
+    def describe(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"uri": self.uri, "name": self.name}
+        if self.title:
+            body["title"] = self.title
+        body["description"] = self.description
+        if self.mime_type:
+            body["mimeType"] = self.mime_type
+        return body
+
+    def read(self, uri: str, variables: dict[str, str], context: Context) -> list[ResourceContents]:
+        kwargs: dict[str, Any] = dict(variables)
+        if self.context_parameter:
+            kwargs[self.context_parameter] = context
+        return as_contents(uri, self.fn(**kwargs), self.mime_type)
+
+
+class ResourceTemplate(Resource):
+    """Resources whose URIs match an RFC 6570 level-1 template (``test://item/{id}``)."""
+
+    def __init__(self, fn: Callable[..., Any], uri_template: str, **kwargs: Any) -> None:
+        super().__init__(fn, uri_template, **kwargs)
+        self.uri_template = uri_template
+        self.variables = VARIABLE.findall(uri_template)
+        pattern = ""
+        last = 0
+        for match in VARIABLE.finditer(uri_template):
+            pattern += re.escape(uri_template[last : match.start()])
+            pattern += f"(?P<{match.group(1)}>[^/?#]+)"
+            last = match.end()
+        pattern += re.escape(uri_template[last:])
+        self.pattern = re.compile(f"^{pattern}$")
+
+    def describe(self) -> dict[str, Any]:
+        body = super().describe()
+        body["uriTemplate"] = body.pop("uri")
+        return body
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        found = self.pattern.match(uri)
+        return found.groupdict() if found else None
+
+
+def _context_parameter(fn: Callable[..., Any]) -> str | None:
+    hints = get_type_hints(fn)
+    for name, hint in hints.items():
+        if inspect.isclass(hint) and issubclass(hint, Context):
+            return name
+    return None
+
+
+def as_contents(uri: str, value: Any, mime_type: str | None) -> list[ResourceContents]:
+    if isinstance(value, ResourceContents):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, ResourceContents) for v in value):
+        return value
+    if isinstance(value, bytes):
+        return [ResourceContents(uri=uri, blob=value, mime_type=mime_type)]
+    if isinstance(value, str):
+        return [ResourceContents(uri=uri, text=value, mime_type=mime_type or "text/plain")]
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return [ResourceContents(uri=uri, text=text, mime_type=mime_type or "application/json")]
+
+
+class ResourceRegistry:
+    """Fixed resources by URI and templates in registration order."""
+
+    def __init__(self) -> None:
+        self._resources: dict[str, Resource] = {}
+        self._templates: list[ResourceTemplate] = []
+        self.duplicates: list[str] = []
+
+    def register(self, resource: Resource) -> Resource:
+        if isinstance(resource, ResourceTemplate):
+            if any(t.uri_template == resource.uri_template for t in self._templates):
+                self.duplicates.append(resource.uri_template)
+            else:
+                self._templates.append(resource)
+        elif resource.uri in self._resources:
+            self.duplicates.append(resource.uri)
+        else:
+            self._resources[resource.uri] = resource
+        return resource
+
+    def resources(self) -> Iterator[Resource]:
+        return iter(list(self._resources.values()))
+
+    def templates(self) -> Iterator[ResourceTemplate]:
+        return iter(list(self._templates))
+
+    def find(self, uri: str) -> tuple[Resource, dict[str, str]] | None:
+        if uri in self._resources:
+            return self._resources[uri], {}
+        for template in self._templates:
+            variables = template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None

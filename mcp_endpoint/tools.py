@@ -1,0 +1,287 @@
+"""Tools: the registry, the base class, and tools made from plain Python functions."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+import pydantic
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaValidationError
+
+from mcp_endpoint.protocol.content import Content, Text, ToolResult
+from mcp_endpoint.schema import portable
+
+if TYPE_CHECKING:
+    from mcp_endpoint.context import Context
+
+logger = logging.getLogger("mcp_endpoint.tools")
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+class ToolError(Exception):
+    """A failure inside a tool, answered as a result with ``isError: true``.
+
+    ``code`` is one of the codes the error table names (``invalid_arguments``,
+    ``not_found``, ``permission_denied``, ``insufficient_scope``, ``conflict``,
+    ``throttled``, ``internal_error``) or the host's own; ``details`` go into
+    ``structuredContent.error`` beside the code and the message.
+    """
+
+    def __init__(self, message: str, code: str = "tool_error", **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.details = details
+
+    def to_result(self) -> ToolResult:
+        error = {"code": self.code, "message": self.message, **self.details}
+        return ToolResult(content=[Text(self.render())], structured={"error": error}, is_error=True)
+
+    def render(self) -> str:
+        lines = [f"Error ({self.code}): {self.message}"]
+        fields = self.details.get("fields")
+        if isinstance(fields, Mapping):
+            for name, messages in fields.items():
+                text = (
+                    "; ".join(str(m) for m in messages)
+                    if isinstance(messages, list)
+                    else str(messages)
+                )
+                lines.append(f"- {name}: {text}")
+        for key in ("required_scopes", "granted_scopes", "retry_after"):
+            if key in self.details:
+                lines.append(f"{key}: {self.details[key]}")
+        return "\n".join(lines)
+
+
+class Tool:
+    """One MCP tool. Subclasses set the attributes and implement :meth:`run`."""
+
+    name: str = ""
+    title: str | None = None
+    description: str = ""
+    input_schema: dict[str, Any] = EMPTY_INPUT
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+    required_scopes: frozenset[str] = frozenset()
+    # Keys of the arguments that are redacted in the call log.
+    _validator: Draft202012Validator | None = None
+    _descriptor: dict[str, Any] | None = None
+
+    def run(self, arguments: dict[str, Any], call: Context) -> Any:
+        """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
+        raise NotImplementedError(".run() must be overridden")
+
+    def describe(self) -> dict[str, Any]:
+        """The ``tools/list`` entry, built once."""
+        if self._descriptor is None:
+            body: dict[str, Any] = {"name": self.name}
+            if self.title:
+                body["title"] = self.title
+            body["description"] = self.description
+            body["inputSchema"] = self.input_schema
+            if self.output_schema is not None:
+                body["outputSchema"] = self.output_schema
+            if self.annotations:
+                body["annotations"] = self.annotations
+            self._descriptor = body
+        return self._descriptor
+
+    def validate(self, arguments: dict[str, Any]) -> None:
+        """Raise ``invalid_arguments`` when the arguments fail the input schema."""
+        if self._validator is None:
+            self._validator = Draft202012Validator(
+                self.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if errors:
+            raise ToolError(
+                "The arguments do not match the tool's input schema",
+                code="invalid_arguments",
+                fields=schema_error_fields(errors),
+            )
+
+
+def schema_error_fields(errors: Iterable[SchemaValidationError]) -> dict[str, list[str]]:
+    """jsonschema errors as DRF-style per-field messages (``{"due": ["..."]}``)."""
+    fields: dict[str, list[str]] = {}
+    for err in errors:
+        if err.validator == "required":
+            missing = re.findall(r"'([^']+)' is a required property", err.message)
+            name = ".".join(str(p) for p in (*err.path, *missing)) or "non_field_errors"
+            fields.setdefault(name, []).append("This field is required.")
+        elif err.validator == "additionalProperties":
+            extra = re.findall(r"'([^']+)'", err.message)
+            for key in extra or ["non_field_errors"]:
+                path = ".".join(str(p) for p in (*err.path, key))
+                fields.setdefault(path, []).append("Unknown argument.")
+        else:
+            name = ".".join(str(p) for p in err.path) or "non_field_errors"
+            fields.setdefault(name, []).append(err.message)
+    return fields
+
+
+class FunctionTool(Tool):
+    """A tool made from a Python function; schemas come from its type hints.
+
+    Arguments are the function's parameters (``Annotated[int, Field(description=...)]``
+    works, as do dataclasses, ``TypedDict``, enums, ``Literal`` and dates). A parameter
+    annotated as :class:`~mcp_endpoint.context.Context` receives the call (user,
+    credential, request, progress). The return annotation gives the output schema unless
+    it is ``str``, content or a :class:`ToolResult`.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Iterable[str] = (),
+        annotations: Mapping[str, Any] | None = None,
+    ) -> None:
+        from mcp_endpoint.context import Context
+
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.title = title
+        self.description = description or inspect.cleandoc(fn.__doc__ or "") or self.name
+        self.required_scopes = frozenset(scopes)
+        self.annotations = dict(annotations) if annotations else None
+        hints = get_type_hints(fn, include_extras=True)
+        fields: dict[str, Any] = {}
+        self.call_parameter: str | None = None
+        for pname, param in inspect.signature(fn).parameters.items():
+            hint = hints.get(pname, Any)
+            if inspect.isclass(hint) and issubclass(hint, Context):
+                self.call_parameter = pname
+                continue
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (hint, default)
+        self.arguments_model = pydantic.create_model(  # type: ignore[call-overload]
+            f"{self.name}_arguments",
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            **fields,
+        )
+        schema = portable(self.arguments_model.model_json_schema())
+        schema.setdefault("properties", {})
+        schema["additionalProperties"] = False
+        self.input_schema = schema
+        self.returns = hints.get("return", inspect.Signature.empty)
+        self.output_adapter: pydantic.TypeAdapter[Any] | None = None
+        self.wrap_output = False
+        if _has_structured_output(self.returns):
+            self.output_adapter = pydantic.TypeAdapter(self.returns)
+            output = portable(self.output_adapter.json_schema(mode="serialization"))
+            if output.get("type") != "object":
+                self.wrap_output = True
+                output = {
+                    "type": "object",
+                    "properties": {"result": output},
+                    "required": ["result"],
+                    "additionalProperties": False,
+                }
+            self.output_schema = output
+
+    def run(self, arguments: dict[str, Any], call: Context) -> Any:
+        try:
+            parsed = self.arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            raise ToolError(
+                "The arguments do not match the tool's input schema",
+                code="invalid_arguments",
+                fields=pydantic_error_fields(exc),
+            ) from exc
+        kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        if self.call_parameter:
+            kwargs[self.call_parameter] = call
+        value = self.fn(**kwargs)
+        if self.output_adapter is None:
+            return value
+        data = self.output_adapter.dump_python(value, mode="json")
+        structured = {"result": data} if self.wrap_output else data
+        return ToolResult(content=[Text(compact_json(data))], structured=structured)
+
+
+def pydantic_error_fields(exc: pydantic.ValidationError) -> dict[str, list[str]]:
+    fields: dict[str, list[str]] = {}
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "non_field_errors"
+        fields.setdefault(name, []).append(err["msg"])
+    return fields
+
+
+def _has_structured_output(returns: Any) -> bool:
+    if returns in (inspect.Signature.empty, None, type(None), str, Any, ToolResult):
+        return False
+    if inspect.isclass(returns) and issubclass(returns, Content):
+        return False
+    origin = getattr(returns, "__origin__", None)
+    if origin in (list, tuple):
+        args = getattr(returns, "__args__", ())
+        if args and inspect.isclass(args[0]) and issubclass(args[0], Content):
+            return False
+    return True
+
+
+def compact_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def as_result(value: Any) -> ToolResult:
+    """Whatever a tool returned, as a :class:`ToolResult`."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, Content):
+        return ToolResult(content=[value])
+    if isinstance(value, str):
+        return ToolResult(content=[Text(value)])
+    if isinstance(value, list | tuple) and all(isinstance(v, Content) for v in value):
+        return ToolResult(content=list(value))
+    if value is None:
+        return ToolResult(content=[])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, dict):
+        return ToolResult(content=[Text(compact_json(value))], structured=value)
+    return ToolResult(content=[Text(compact_json(value))])
+
+
+class ToolRegistry:
+    """The tools of one endpoint, in registration order; names are unique."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+        # Names registered more than once, for the system check (never a silent overwrite).
+        self.duplicates: list[str] = []
+
+    def register(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            self.duplicates.append(tool.name)
+            return tool
+        self._tools[tool.name] = tool
+        return tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools

@@ -1,0 +1,109 @@
+"""What the task tracker offers on its MCP endpoint besides its REST viewsets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from django.db.models import Count
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from mcp_endpoint import site
+from mcp_endpoint.context import Context
+from mcp_endpoint.prompts import PromptArgument
+from mcp_endpoint.resources import ResourceNotFound
+from mcp_endpoint.tools import ToolError
+from project.tracker.models import Project, tasks_visible_to
+
+
+class ProjectSummary(TypedDict):
+    project_id: int
+    name: str
+    open: int
+    in_progress: int
+    done: int
+    overdue: int
+
+
+@site.tool(
+    title="Project summary",
+    scopes=["read"],
+    annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+)
+def summarize_project(
+    project_id: Annotated[int, Field(description="The project's id")], context: Context
+) -> ProjectSummary:
+    """Counts of a project's tasks by status, and how many are overdue."""
+    from django.utils import timezone
+
+    project = Project.objects.visible_to(context.user).filter(pk=project_id).first()
+    if project is None:
+        raise ToolError(f"No project {project_id} is visible to you.", code="not_found")
+    tasks = tasks_visible_to(context.user).filter(project=project)
+    counts = dict(tasks.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    overdue = tasks.filter(due__lt=timezone.localdate()).exclude(status="done").count()
+    return ProjectSummary(
+        project_id=project.pk,
+        name=project.name,
+        open=counts.get("open", 0),
+        in_progress=counts.get("in_progress", 0),
+        done=counts.get("done", 0),
+        overdue=overdue,
+    )
+
+
+@site.resource(
+    "tracker://projects/{project_id}",
+    name="project",
+    description="A project you belong to, with its members, as JSON.",
+    mime_type="application/json",
+    scopes=["read"],
+)
+def project_resource(project_id: str, context: Context) -> dict[str, Any]:
+    project = (
+        Project.objects.visible_to(context.user)
+        .filter(pk=int(project_id) if project_id.isdigit() else 0)
+        .first()
+    )
+    if project is None:
+        raise ResourceNotFound(project_id)
+    return {
+        "id": project.pk,
+        "name": project.name,
+        "owner": project.owner.get_username(),
+        "members": sorted(m.get_username() for m in project.members.all()),
+    }
+
+
+@site.resource(
+    "tracker://guide",
+    name="guide",
+    title="How the task tracker works",
+    description="Statuses, priorities and the rules of the task tracker.",
+    mime_type="text/markdown",
+)
+def guide() -> str:
+    return (
+        "# Task tracker\n\n"
+        "- Status: `open` -> `in_progress` -> `done`. `complete_task` marks a task done.\n"
+        "- Priority: 1 urgent, 2 high, 3 normal, 4 low.\n"
+        "- You see the projects you own or are a member of; only an owner changes a project,\n"
+        "  only a comment's author changes the comment.\n"
+    )
+
+
+site.template_prompt(
+    "plan_week",
+    "tracker/prompts/plan_week.txt",
+    title="Plan my week",
+    description="Plan the caller's week from their open and overdue tasks.",
+    arguments=[PromptArgument("project", "Limit the plan to one project (its name).", False)],
+    scopes=["read"],
+)
+
+
+@site.completer("ref/prompt", "plan_week", "project")
+def complete_project_name(value: str, context: Context, arguments: Mapping[str, str]) -> list[str]:
+    names = Project.objects.visible_to(context.user).filter(name__istartswith=value)
+    return list(names.order_by("name").values_list("name", flat=True)[:100])

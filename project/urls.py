@@ -1,0 +1,22 @@
+from django.contrib import admin
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path
+
+from mcp_endpoint import site as mcp_site
+from project.conformance import fixture
+
+
+def health(request: HttpRequest) -> JsonResponse:
+    """A plain Django JSON view: the floor the benchmarks measure the endpoint against."""
+    return JsonResponse({"jsonrpc": "2.0", "id": 1, "result": {"status": "ok"}})
+
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/", include("project.tracker.urls")),
+    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
+    path("mcp", mcp_site.urls),
+    path("conformance/mcp", fixture.urls),
+    path("health", health),
+]

@@ -1,0 +1,128 @@
+"""Shared fixtures: demo users and projects, API keys, and a JSON-RPC client for /mcp."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.test import Client
+
+from mcp_endpoint.models import APIKey
+from project.tracker.models import Project, Task
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache() -> Iterator[None]:
+    # Throttle counters live in the cache; every test starts with a fresh budget.
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def alice(db: Any) -> Any:
+    return get_user_model().objects.create_user("alice", "alice@example.com", "pw-alice-123")
+
+
+@pytest.fixture
+def bob(db: Any) -> Any:
+    return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-123")
+
+
+@pytest.fixture
+def carol(db: Any) -> Any:
+    """A user who belongs to no project."""
+    return get_user_model().objects.create_user("carol", "carol@example.com", "pw-carol-123")
+
+
+@pytest.fixture
+def project(alice: Any, bob: Any) -> Project:
+    """Alice's project, with bob as a member, and three tasks."""
+    p = Project.objects.create(name="Launch", owner=alice)
+    p.members.add(bob)
+    Task.objects.create(project=p, title="Write copy", status="open", priority=2)
+    Task.objects.create(
+        project=p, title="Fix login", status="in_progress", priority=1, assignee=bob
+    )
+    Task.objects.create(project=p, title="Ship it", status="done", priority=3)
+    return p
+
+
+def make_key(user: Any, scopes: str = "read write", **kwargs: Any) -> str:
+    _, raw = APIKey.objects.create_key(user=user, scopes=scopes, **kwargs)
+    return raw
+
+
+@pytest.fixture
+def alice_key(alice: Any) -> str:
+    return make_key(alice, "read write", name="alice rw")
+
+
+@pytest.fixture
+def alice_read_key(alice: Any) -> str:
+    return make_key(alice, "read", name="alice ro")
+
+
+class MCPClient:
+    """Posts JSON-RPC to an MCP URL through Django's test client."""
+
+    def __init__(self, client: Client, url: str = "/mcp", key: str | None = None) -> None:
+        self.client = client
+        self.url = url
+        self.key = key
+        self.next_id = 0
+
+    def headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        headers.update(extra or {})
+        return headers
+
+    def post(
+        self,
+        body: Any,
+        *,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        data = raw if raw is not None else json.dumps(body)
+        return self.client.post(
+            self.url, data=data, content_type=content_type, headers=self.headers(headers)
+        )
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        self.next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return self.post(message, headers=headers)
+
+    def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        response = self.request(method, params)
+        assert response.status_code == 200, response.content
+        body = response.json()
+        assert "result" in body, body
+        result: dict[str, Any] = body["result"]
+        return result
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.result("tools/call", {"name": name, "arguments": arguments or {}})
+
+
+@pytest.fixture
+def mcp_client(client: Client) -> Callable[..., MCPClient]:
+    def make(key: str | None = None, url: str = "/mcp") -> MCPClient:
+        return MCPClient(client, url, key)
+
+    return make
