@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Tags, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
@@ -14,16 +14,24 @@ from mcp_endpoint.schema import has_ref_or_type_array
 from mcp_endpoint.tools import TOOL_NAME
 
 
-@register(Tags.compatibility)
-def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def all_endpoints() -> list[Any]:
+    """Every endpoint, those the URL conf creates included (it is loaded first)."""
+    from django.urls import get_resolver
+
     from mcp_endpoint.endpoint import endpoints
 
+    get_resolver().url_patterns  # noqa: B018 - importing the URL conf creates endpoints
+    return sorted(endpoints, key=lambda e: e.name)
+
+
+@register(Tags.compatibility)
+def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
     user = getattr(settings, "MCP_ENDPOINT", {})
     if not isinstance(user, dict):
         return [Error("MCP_ENDPOINT must be a dict.", id="mcp_endpoint.E001")]
     sources = [("MCP_ENDPOINT", user)] + [
-        (f"Endpoint {e.name!r} settings", e.settings.overrides) for e in endpoints
+        (f"Endpoint {e.name!r} settings", e.settings.overrides) for e in all_endpoints()
     ]
     for label, values in sources:
         errors.extend(_check_values(label, values))
@@ -95,10 +103,8 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
 
 @register(Tags.compatibility)
 def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from mcp_endpoint.endpoint import endpoints
-
     errors: list[CheckMessage] = []
-    for endpoint in endpoints:
+    for endpoint in all_endpoints():
         for name in endpoint.tools.duplicates:
             errors.append(
                 Error(
@@ -132,6 +138,20 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                         id="mcp_endpoint.E012",
                     )
                 )
+        for registration in endpoint.viewset_registrations:
+            registration.build()
+            for check_id, message, hint in registration.problems:
+                errors.append(Error(message, hint=hint, obj=endpoint, id=check_id))
+            for tool in registration.tools:
+                for warning in tool.warnings:
+                    errors.append(
+                        Warning(
+                            f"The schema of tool {tool.name!r} may be a guess: {warning}",
+                            hint="Describe the action with drf-spectacular's @extend_schema.",
+                            obj=endpoint,
+                            id="mcp_endpoint.W020",
+                        )
+                    )
         for uri in endpoint.resources.duplicates:
             errors.append(
                 Error(

@@ -65,6 +65,8 @@ DEFAULTS: dict[str, Any] = {
     "PORTABLE_SCHEMAS": True,
     # List results per page for tools/list, resources/list, prompts/list.
     "LIST_PAGE_SIZE": 100,
+    # A list tool whose view is not paginated returns at most this many items.
+    "MAX_LIST_ITEMS": 100,
     # tools/list shows every tool, not only those the credential's scopes allow.
     "SHOW_ALL_TOOLS": False,
     # A tool's text rendering is cut past this many bytes, with a note on how to narrow it.

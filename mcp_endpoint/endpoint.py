@@ -50,6 +50,7 @@ from mcp_endpoint.tools import FunctionTool, Tool, ToolError, ToolRegistry, as_r
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.rest_framework import ViewSetRegistration
 
 logger = logging.getLogger("mcp_endpoint")
 
@@ -74,6 +75,7 @@ class Endpoint:
         self.completers: dict[tuple[str, str, str], Completer] = {}
         self.server = Server(self)
         self._instructions: str | None = None
+        self.viewset_registrations: list[ViewSetRegistration] = []
         endpoints.add(self)
 
     def __repr__(self) -> str:
@@ -110,6 +112,23 @@ class Endpoint:
 
     def add_tool(self, tool: Tool) -> Tool:
         return self.tools.register(tool)
+
+    def register_viewset(self, viewset: type[Any], **options: Any) -> ViewSetRegistration:
+        """Make each action of a DRF viewset a tool.
+
+        Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names),
+        ``names``, ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by
+        action), ``singular`` / ``plural`` (the nouns in the tool names).
+        """
+        from mcp_endpoint.rest_framework import register_viewset
+
+        return register_viewset(self, viewset, **options)
+
+    def register_router(self, router: Any, **options: Any) -> list[ViewSetRegistration]:
+        """Register every viewset of a DRF router, with its basename."""
+        from mcp_endpoint.rest_framework import register_router
+
+        return register_router(self, router, **options)
 
     def resource(
         self,

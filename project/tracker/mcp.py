@@ -15,6 +15,10 @@ from mcp_endpoint.prompts import PromptArgument
 from mcp_endpoint.resources import ResourceNotFound
 from mcp_endpoint.tools import ToolError
 from project.tracker.models import Project, tasks_visible_to
+from project.tracker.urls import router
+
+# Every action of the REST API's viewsets, as tools with the same permissions and data.
+site.register_router(router)
 
 
 class ProjectSummary(TypedDict):

@@ -9,7 +9,9 @@ from django.db.models import Q, QuerySet
 
 class ProjectQuerySet(models.QuerySet["Project"]):
     def visible_to(self, user: object) -> ProjectQuerySet:
-        """Projects the user owns or is a member of."""
+        """Projects the user owns or is a member of; none for an anonymous user."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
         return self.filter(Q(owner=user) | Q(members=user)).distinct()
 
 
