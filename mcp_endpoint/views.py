@@ -285,6 +285,20 @@ class MCPView(View):
         meta = params.get("_meta") if isinstance(params, dict) else None
         body_version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
         supported = self.endpoint.supported_versions()
+        # A header that contradicts the body is a header problem first, as the SDKs check it.
+        if (
+            isinstance(header_version, str)
+            and isinstance(body_version, str)
+            and decode_header_value(header_version) != body_version
+        ):
+            return error_response(
+                400,
+                jsonrpc.HEADER_MISMATCH,
+                f"Header mismatch: MCP-Protocol-Version header value {header_version!r} does "
+                f"not match body value {body_version!r}",
+                {"header": "MCP-Protocol-Version"},
+                request_id,
+            )
         # An unknown version is named as such, whether the header or the body carries it.
         for version in (header_version, body_version):
             if isinstance(version, str) and not is_legacy(version) and version not in supported:

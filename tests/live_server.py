@@ -1,0 +1,204 @@
+"""Run the demo host as a real server process on loopback, for end-to-end tests.
+
+The server is gunicorn serving ``project.wsgi``, bound to ``127.0.0.1`` on a free port.
+Its database is a fresh SQLite file in a temporary folder, migrated before start, unless
+``DATABASE_URL`` is set in the environment (CI with PostgreSQL), which is then used as it
+is; ``REDIS_URL`` likewise. Only the process this module started is ever stopped, by its
+PID::
+
+    with LiveServer(tmp_path) as server:
+        post(server.url("/conformance/mcp"), ...)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def venv_command(name: str) -> str:
+    """An executable of the environment running the tests (gunicorn, uvicorn, ...)."""
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    return str(ROOT / ".venv" / "bin" / name)
+
+
+def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for the server and for ``manage.py`` commands run against it."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "project.settings"
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if not env.get("DATABASE_URL"):
+        env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
+    if not env.get("REDIS_URL"):
+        env["CACHE_DIR"] = str(workdir / "cache")
+    env.update(extra or {})
+    return env
+
+
+def uses_external_database(env: dict[str, str]) -> bool:
+    return bool(env.get("DATABASE_URL"))
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
+    """Run ``manage.py`` with ``env``; the output, or an error carrying it."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
+    return done.stdout
+
+
+class LiveServer:
+    """gunicorn serving the host on ``127.0.0.1:<port>``; a context manager.
+
+    ``migrate`` runs the migrations first: always into the temporary SQLite file, and into
+    ``DATABASE_URL`` only when ``migrate_external`` is true as well.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        workers: int = 2,
+        migrate: bool = True,
+        migrate_external: bool = False,
+        env: dict[str, str] | None = None,
+        ready_path: str = "/",
+        startup_timeout: float = 60.0,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.workers = workers
+        self.migrate = migrate
+        self.migrate_external = migrate_external
+        self.env = server_environment(self.workdir, env)
+        self.ready_path = ready_path
+        self.startup_timeout = startup_timeout
+        self.port = free_port()
+        self.log_path = self.workdir / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> LiveServer:
+        if self.migrate and (not uses_external_database(self.env) or self.migrate_external):
+            manage(self.env, "migrate", "--noinput", "-v", "0")
+        command = [
+            venv_command("gunicorn"),
+            "project.wsgi",
+            "-b",
+            f"{HOST}:{self.port}",
+            "-w",
+            str(self.workers),
+            "--chdir",
+            str(ROOT),
+            "--graceful-timeout",
+            "5",
+            "--access-logfile",
+            "-",
+        ]
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
+        )
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_ready(self) -> None:
+        """Wait until a worker answers HTTP (any status), or fail with the server's log."""
+        assert self.process is not None
+        deadline = time.monotonic() + self.startup_timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"The server exited with {self.process.returncode} before it answered:\n"
+                    + self.log_tail()
+                )
+            try:
+                with urllib.request.urlopen(self.url(self.ready_path), timeout=2):
+                    return
+            except urllib.error.HTTPError:
+                return  # any HTTP answer means a worker is serving
+            except (OSError, urllib.error.URLError) as exc:
+                last_error = exc
+            time.sleep(0.2)
+        raise RuntimeError(
+            f"The server did not answer on {self.base_url} within {self.startup_timeout} s "
+            f"({last_error}):\n" + self.log_tail()
+        )
+
+    def stop(self) -> None:
+        """Stop the gunicorn master this object started (it stops its own workers)."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no server log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
