@@ -35,7 +35,7 @@ class Credential:
     user: Any
     auth: Any
     scopes: frozenset[str] | None
-    authenticator: BaseAuthentication | None = None
+    authenticator: Any = None
 
     @property
     def kind(self) -> str:
@@ -85,7 +85,7 @@ class APIKeyAuthentication(BaseAuthentication):
         prefix = split_key(raw)
         if prefix is None or not prefix.startswith(_key_prefix()):
             return None
-        key = model._default_manager.get_for_raw_key(raw)  # type: ignore[attr-defined]
+        key = model._default_manager.get_for_raw_key(raw)
         if key is None or not key.is_usable() or not key.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid API key.")
         key.touch()
@@ -118,7 +118,7 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:
-    header = get_authorization_header(request).split()
+    header = get_authorization_header(request).split()  # type: ignore[arg-type]
     if len(header) != 2 or header[0].lower() != b"bearer":
         return None
     try:

@@ -69,7 +69,7 @@ IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}
 _build_lock = threading.RLock()
 
 
-class APIKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+class APIKeyScheme(OpenApiAuthenticationExtension):
     """Describes API keys to drf-spectacular (and keeps it from warning about them)."""
 
     target_class = "mcp_endpoint.authentication.APIKeyAuthentication"
@@ -696,17 +696,17 @@ def _permission_scopes(permission: Any, request: Any, view: Any) -> set[str]:
             # TokenHasScope on a view without required_scopes: REST refuses every call.
             return set()
     if isinstance(permission, drf_permissions.AND):
-        return _permission_scopes(permission.op1, request, view) | _permission_scopes(
-            permission.op2, request, view
-        )
+        # An AND of two permissions needs the scopes of both.
+        first, second = permission.op1, permission.op2  # type: ignore[attr-defined]
+        return _permission_scopes(first, request, view) | _permission_scopes(second, request, view)
     return set()
 
 
 def _viewset_actions(viewset: type[ViewSetMixin]) -> list[tuple[str, bool]]:
     """(action, detail) for the standard actions the viewset has and its extra actions."""
     found = [(a, a not in ("list", "create")) for a in STANDARD_ACTIONS if hasattr(viewset, a)]
-    for extra in viewset.get_extra_actions():  # type: ignore[attr-defined]
-        found.append((extra.__name__, bool(extra.detail)))
+    for extra in viewset.get_extra_actions():
+        found.append((extra.__name__, bool(getattr(extra, "detail", False))))
     return found
 
 

@@ -171,7 +171,7 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
         if not any(b.get("type") == "null" for b in branches):
             branches = [*branches, {"type": "null"}]
         return {**schema, "anyOf": branches}
-    annotations = {
+    annotations: dict[str, Any] = {
         k: schema[k] for k in ("description", "default", "readOnly", "writeOnly") if k in schema
     }
     inner = {k: v for k, v in schema.items() if k not in annotations}

@@ -23,7 +23,8 @@ COUNTED_KEYS_ATTRIBUTE = "_mcp_counted_throttle_keys"
 def throttle_classes(configured: Sequence[type[BaseThrottle]] | None) -> list[type[BaseThrottle]]:
     if configured is not None:
         return list(configured)
-    return list(api_settings.DEFAULT_THROTTLE_CLASSES)
+    classes: list[type[BaseThrottle]] = list(api_settings.DEFAULT_THROTTLE_CLASSES)  # type: ignore[arg-type]
+    return classes
 
 
 class ThrottleView(APIView):

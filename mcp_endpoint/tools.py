@@ -167,7 +167,7 @@ class FunctionTool(Tool):
                 continue
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (hint, default)
-        self.arguments_model = pydantic.create_model(  # type: ignore[call-overload]
+        self.arguments_model = pydantic.create_model(
             f"{self.name}_arguments",
             __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True),
             **fields,

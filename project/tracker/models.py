@@ -40,10 +40,10 @@ class Project(models.Model):
         return self.name
 
     def has_member(self, user: object) -> bool:
-        return (
-            self.owner_id == getattr(user, "pk", None)
-            or self.members.filter(pk=getattr(user, "pk", None)).exists()
-        )
+        pk = getattr(user, "pk", None)
+        if pk is None:
+            return False
+        return self.owner_id == pk or self.members.filter(pk=pk).exists()
 
 
 class Task(models.Model):
