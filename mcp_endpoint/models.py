@@ -109,6 +109,13 @@ class AbstractAPIKey(models.Model):
     def is_revoked(self) -> bool:
         return self.revoked is not None
 
+    @property
+    def status(self) -> str:
+        """``"revoked"``, ``"expired"`` or ``"active"``, for listings."""
+        if self.is_revoked():
+            return "revoked"
+        return "expired" if self.is_expired() else "active"
+
     def is_usable(self) -> bool:
         return not self.is_revoked() and not self.is_expired()
 

@@ -16,6 +16,12 @@ from project.tracker.models import Project, Task
 
 
 @pytest.fixture(autouse=True)
+def _fast_passwords(settings: Any) -> None:
+    # Test users need passwords, not a million PBKDF2 rounds each.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
     # Throttle counters live in the cache; every test starts with a fresh budget.
     cache.clear()

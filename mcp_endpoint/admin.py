@@ -1,0 +1,184 @@
+"""The admin for API keys: created with the secret shown once, then only revoked.
+
+Superusers see every key. Other staff (with the model's permissions) see, create and
+revoke their own keys only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import quote
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from mcp_endpoint.forms import APIKeyForm
+from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldOpts
+    from django.utils.functional import _StrPromise
+
+APIKeyModel = get_api_key_model()
+
+# The raw key of a key made in this request, between save_model and response_add. It
+# lives on the request object only: a message would put it in a cookie or the session.
+RAW_KEY_ATTRIBUTE = "_mcp_endpoint_raw_key"
+
+
+class StatusFilter(admin.SimpleListFilter):
+    title = _("status")
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [("active", _("Active")), ("expired", _("Expired")), ("revoked", _("Revoked"))]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[AbstractAPIKey]
+    ) -> QuerySet[AbstractAPIKey]:
+        now = timezone.now()
+        if self.value() == "revoked":
+            return queryset.filter(revoked__isnull=False)
+        if self.value() == "expired":
+            return queryset.filter(revoked__isnull=True, expires__lte=now)
+        if self.value() == "active":
+            return queryset.filter(Q(expires__isnull=True) | Q(expires__gt=now), revoked=None)
+        return queryset
+
+
+@admin.register(APIKeyModel)
+class APIKeyAdmin(admin.ModelAdmin[AbstractAPIKey]):
+    """API keys. Adding one shows its raw key on a page of its own, once, and never again."""
+
+    form = APIKeyForm
+    list_display = [
+        "prefix",
+        "name",
+        "user",
+        "scope_list",
+        "created",
+        "expires",
+        "last_used",
+        "status",
+    ]
+    list_filter = [StatusFilter, ("user", admin.RelatedOnlyFieldListFilter), "created"]
+    list_select_related = ["user"]
+    search_fields = ["prefix", "name", f"user__{get_user_model().USERNAME_FIELD}"]
+    raw_id_fields = ["user"]
+    actions = ["revoke_selected"]
+    key_created_template = "admin/mcp_endpoint/apikey/key_created.html"
+
+    # -- who sees what ------------------------------------------------------------------
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AbstractAPIKey]:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(user=request.user.pk)
+
+    def get_fieldsets(
+        self, request: HttpRequest, obj: AbstractAPIKey | None = None
+    ) -> list[tuple[str | _StrPromise | None, _FieldOpts]]:
+        fields: tuple[str, ...] = ("user", "name", "scopes", "expires")
+        if obj is None and not request.user.is_superuser:
+            # Staff make keys for themselves only; save_model sets the user.
+            fields = fields[1:]
+        fieldsets: list[tuple[str | _StrPromise | None, _FieldOpts]] = [(None, {"fields": fields})]
+        if obj is not None:
+            secret = ("prefix", "digest", "created", "last_used", "revoked", "status")
+            fieldsets.append((_("Key"), {"fields": secret}))
+        return fieldsets
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: AbstractAPIKey | None = None
+    ) -> list[str]:
+        if obj is None:
+            return []
+        # A key's owner and secret are fixed when it is made; revocation is an action.
+        return ["user", "prefix", "digest", "created", "last_used", "revoked", "status"]
+
+    # -- columns --------------------------------------------------------------------------
+
+    @admin.display(description=_("scopes"), ordering="scope")
+    def scope_list(self, obj: AbstractAPIKey) -> str:
+        return " ".join(sorted(obj.scopes))
+
+    @admin.display(description=_("status"))
+    def status(self, obj: AbstractAPIKey) -> str:
+        return obj.status
+
+    # -- adding a key ---------------------------------------------------------------------
+
+    def save_model(
+        self, request: HttpRequest, obj: AbstractAPIKey, form: ModelForm[Any], change: bool
+    ) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        user = form.cleaned_data["user"] if request.user.is_superuser else request.user
+        key, raw = type(obj)._default_manager.create_key(
+            user=user,
+            scopes=form.cleaned_data["scopes"],
+            name=form.cleaned_data["name"],
+            expires=form.cleaned_data["expires"],
+        )
+        # The admin carries on (change message, log entry, response) with the object it
+        # built from the form; make that object the stored row.
+        for field in key._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(key, field.attname))
+        obj._state.adding = False
+        obj._state.db = key._state.db
+        setattr(request, RAW_KEY_ATTRIBUTE, raw)
+
+    def response_add(
+        self, request: HttpRequest, obj: AbstractAPIKey, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        raw = getattr(request, RAW_KEY_ATTRIBUTE, None)
+        if raw is None:
+            return super().response_add(request, obj, post_url_continue)
+        opts = obj._meta
+        site = self.admin_site.name
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("API key created"),
+            "subtitle": str(obj),
+            "opts": opts,
+            "app_label": opts.app_label,
+            "object": obj,
+            "raw_key": raw,
+            "status": obj.status,
+            "change_url": reverse(
+                f"admin:{opts.app_label}_{opts.model_name}_change",
+                args=[quote(obj.pk)],
+                current_app=site,
+            ),
+            "changelist_url": reverse(
+                f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site
+            ),
+        }
+        request.current_app = site
+        return TemplateResponse(request, self.key_created_template, context)
+
+    # -- revoking -------------------------------------------------------------------------
+
+    @admin.action(description=_("Revoke selected keys"), permissions=["change"])
+    def revoke_selected(self, request: HttpRequest, queryset: QuerySet[AbstractAPIKey]) -> None:
+        revoked = 0
+        for key in queryset.filter(revoked__isnull=True):
+            key.revoke()
+            self.log_change(request, key, [{"changed": {"fields": ["revoked"]}}])
+            revoked += 1
+        self.message_user(
+            request,
+            ngettext("Revoked %(count)d key.", "Revoked %(count)d keys.", revoked)
+            % {"count": revoked},
+            messages.SUCCESS,
+        )

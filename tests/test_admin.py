@@ -1,0 +1,352 @@
+"""The API key admin, through the real admin URLs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from mcp_endpoint.models import AbstractAPIKey, APIKey, digest_of
+from tests.conftest import MCPClient, make_key
+
+RAW_KEY = re.compile(r"mcp_[0-9a-f]{8}_[0-9a-f]{64}")
+CHANGELIST = "/admin/mcp_endpoint/apikey/"
+ADD = "/admin/mcp_endpoint/apikey/add/"
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def change_url(key: AbstractAPIKey) -> str:
+    return f"/admin/mcp_endpoint/apikey/{key.pk}/change/"
+
+
+def add_key(client: Client, **data: Any) -> Any:
+    post = {"name": "", "scopes": ["read"], "expires_0": "", "expires_1": ""}
+    post.update(data)
+    return client.post(ADD, post)
+
+
+def raw_key_in(response: Any) -> str:
+    found = RAW_KEY.findall(response.content.decode())
+    assert len(found) == 1, found
+    return str(found[0])
+
+
+def database_dump() -> str:
+    """Every row of every table, as text."""
+    rows: list[str] = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names():
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+            rows.extend(repr(row) for row in cursor.fetchall())
+    return "\n".join(rows)
+
+
+@pytest.fixture
+def staff(db: Any) -> Any:
+    """Dave: staff, not a superuser, with the API key model's permissions."""
+    user = get_user_model().objects.create_user("dave", "dave@example.com", "pw-dave-123")
+    user.is_staff = True
+    user.save()
+    user.user_permissions.set(
+        Permission.objects.filter(
+            content_type__app_label="mcp_endpoint",
+            codename__in=["add_apikey", "change_apikey", "view_apikey", "delete_apikey"],
+        )
+    )
+    return user
+
+
+@pytest.fixture
+def staff_client(client: Client, staff: Any) -> Client:
+    client.force_login(staff)
+    return client
+
+
+# -- adding a key ---------------------------------------------------------------------
+
+
+def test_add_form_offers_the_toolkit_scopes(admin_client: Client) -> None:
+    response = admin_client.get(ADD)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'name="scopes" value="read"' in body
+    assert 'name="scopes" value="write"' in body
+    assert 'name="user"' in body
+    # The secret is not a field of the form.
+    assert 'name="digest"' not in body
+    assert 'name="prefix"' not in body
+
+
+def test_adding_a_key_shows_it_once_and_stores_only_its_digest(
+    admin_client: Client, alice: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    response = add_key(admin_client, user=alice.pk, name="laptop", scopes=["read", "write"])
+    assert response.status_code == 200
+    assert "will not be shown again" in response.content.decode()
+    assert "no-store" in response.headers["Cache-Control"]
+    raw = raw_key_in(response)
+
+    key = APIKey.objects.get()
+    assert key.user == alice
+    assert key.name == "laptop"
+    assert key.scope == "read write"
+    assert raw.startswith(key.prefix + "_")
+    assert key.digest == digest_of(raw)
+    assert key.expires is None
+
+    # The raw key is in no column of the key's row, and nowhere else in the database
+    # (the admin log, the session and its messages included).
+    for row in APIKey.objects.values():
+        assert raw not in repr(row)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {APIKey._meta.db_table}")
+        assert raw not in repr(cursor.fetchall())
+    assert raw not in database_dump()
+    assert LogEntry.objects.filter(object_id=str(key.pk)).count() == 1
+
+    # Shown once: no page after this one carries it.
+    for url in [CHANGELIST, change_url(key), "/admin/"]:
+        page = admin_client.get(url)
+        assert page.status_code == 200
+        assert raw not in page.content.decode()
+
+    assert mcp_client(raw).post(PING).status_code == 200
+
+
+def test_adding_a_key_with_an_expiry(admin_client: Client, alice: Any) -> None:
+    response = add_key(admin_client, user=alice.pk, expires_0="2031-02-03", expires_1="04:05:06")
+    assert response.status_code == 200
+    raw_key_in(response)
+    key = APIKey.objects.get()
+    assert key.expires is not None
+    assert key.expires.isoformat() == "2031-02-03T04:05:06+00:00"
+
+
+def test_adding_a_key_needs_a_known_scope(admin_client: Client, alice: Any) -> None:
+    response = add_key(admin_client, user=alice.pk, scopes=["admin"])
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
+    response = add_key(admin_client, user=alice.pk, scopes=[])
+    assert "This field is required" in response.content.decode()
+    response = add_key(admin_client, user=alice.pk, expires_0="2001-01-01", expires_1="00:00")
+    assert "A new key cannot expire in the past." in response.content.decode()
+    assert not APIKey.objects.exists()
+
+
+# -- changing a key -------------------------------------------------------------------
+
+
+def test_change_form_does_not_edit_the_secret(admin_client: Client, alice: Any) -> None:
+    raw = make_key(alice, "read", name="old")
+    key = APIKey.objects.get()
+    page = admin_client.get(change_url(key))
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert key.prefix in body
+    assert key.digest in body  # shown, read-only
+    for field in ["digest", "prefix", "user", "last_used", "revoked"]:
+        assert f'name="{field}"' not in body
+    assert raw not in body
+
+    response = admin_client.post(
+        change_url(key),
+        {
+            "name": "new",
+            "scopes": ["read", "write"],
+            "expires_0": "",
+            "expires_1": "",
+            "digest": "0" * 64,
+            "prefix": "mcp_evil",
+            "user": "999",
+        },
+    )
+    assert response.status_code == 302
+    key.refresh_from_db()
+    assert key.name == "new"
+    assert key.scope == "read write"
+    assert key.digest == digest_of(raw)
+    assert key.prefix == raw.rsplit("_", 1)[0]
+    assert key.user == alice
+
+
+def test_change_form_keeps_a_scope_the_settings_no_longer_name(
+    admin_client: Client, alice: Any
+) -> None:
+    make_key(alice, "read legacy")
+    key = APIKey.objects.get()
+    body = admin_client.get(change_url(key)).content.decode()
+    assert 'value="legacy"' in body
+    assert "legacy (not in SCOPES)" in body
+
+
+# -- the change list ------------------------------------------------------------------
+
+
+@pytest.fixture
+def three_keys(alice: Any, bob: Any) -> dict[str, AbstractAPIKey]:
+    active, _ = APIKey.objects.create_key(user=alice, scopes="read", name="active one")
+    expired, _ = APIKey.objects.create_key(
+        user=alice, scopes="read", name="expired one", expires=timezone.now() - timedelta(days=1)
+    )
+    revoked, _ = APIKey.objects.create_key(user=bob, scopes="read write", name="revoked one")
+    revoked.revoke()
+    return {"active": active, "expired": expired, "revoked": revoked}
+
+
+def prefixes_on(response: Any, keys: dict[str, AbstractAPIKey]) -> set[str]:
+    body = response.content.decode()
+    return {status for status, key in keys.items() if key.prefix in body}
+
+
+def test_change_list_columns(admin_client: Client, three_keys: dict[str, AbstractAPIKey]) -> None:
+    response = admin_client.get(CHANGELIST)
+    assert response.status_code == 200
+    body = response.content.decode()
+    for title in ["Prefix", "Name", "User", "Scopes", "Created", "Expires", "Last used", "Status"]:
+        assert f">{title}<" in body
+    assert prefixes_on(response, three_keys) == {"active", "expired", "revoked"}
+    assert "read write" in body
+    for key in three_keys.values():
+        assert key.digest not in body
+
+
+@pytest.mark.parametrize("status", ["active", "expired", "revoked"])
+def test_status_filter(
+    admin_client: Client, three_keys: dict[str, AbstractAPIKey], status: str
+) -> None:
+    response = admin_client.get(CHANGELIST, {"status": status})
+    assert response.status_code == 200
+    assert prefixes_on(response, three_keys) == {status}
+
+
+def test_user_and_created_filters(
+    admin_client: Client, three_keys: dict[str, AbstractAPIKey], bob: Any
+) -> None:
+    response = admin_client.get(CHANGELIST, {"user__id__exact": bob.pk})
+    assert response.status_code == 200
+    assert prefixes_on(response, three_keys) == {"revoked"}
+    # The "Today" link of the created filter.
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    response = admin_client.get(
+        CHANGELIST, {"created__gte": str(today), "created__lt": str(today + timedelta(days=1))}
+    )
+    assert response.status_code == 200
+    assert prefixes_on(response, three_keys) == {"active", "expired", "revoked"}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("expired one", {"expired"}), ("bob", {"revoked"}), ("alice", {"active", "expired"})],
+)
+def test_search(
+    admin_client: Client, three_keys: dict[str, AbstractAPIKey], query: str, expected: set[str]
+) -> None:
+    response = admin_client.get(CHANGELIST, {"q": query})
+    assert response.status_code == 200
+    assert prefixes_on(response, three_keys) == expected
+
+
+def test_search_by_prefix(admin_client: Client, three_keys: dict[str, AbstractAPIKey]) -> None:
+    response = admin_client.get(CHANGELIST, {"q": three_keys["expired"].prefix})
+    assert prefixes_on(response, three_keys) == {"expired"}
+
+
+# -- revoking -------------------------------------------------------------------------
+
+
+def test_revoke_action(
+    admin_client: Client, alice: Any, bob: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    a, raw_a = APIKey.objects.create_key(user=alice, scopes="read")
+    b, raw_b = APIKey.objects.create_key(user=bob, scopes="read")
+    _, raw_c = APIKey.objects.create_key(user=bob, scopes="read")
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "revoke_selected", "_selected_action": [a.pk, b.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "Revoked 2 keys." in response.content.decode()
+    assert set(APIKey.objects.filter(revoked__isnull=False)) == {a, b}
+    assert mcp_client(raw_a).post(PING).status_code == 401
+    assert mcp_client(raw_b).post(PING).status_code == 401
+    assert mcp_client(raw_c).post(PING).status_code == 200
+    assert LogEntry.objects.filter(object_id=str(a.pk)).count() == 1
+
+    # Revoking again changes nothing, and says so.
+    when = APIKey.objects.get(pk=a.pk).revoked
+    response = admin_client.post(
+        CHANGELIST, {"action": "revoke_selected", "_selected_action": [a.pk]}, follow=True
+    )
+    assert "Revoked 0 keys." in response.content.decode()
+    assert APIKey.objects.get(pk=a.pk).revoked == when
+    assert LogEntry.objects.filter(object_id=str(a.pk)).count() == 1
+
+
+# -- staff who are not superusers -----------------------------------------------------
+
+
+def test_staff_see_only_their_own_keys(
+    staff_client: Client, staff: Any, alice: Any, three_keys: dict[str, AbstractAPIKey]
+) -> None:
+    own, _ = APIKey.objects.create_key(user=staff, scopes="read", name="dave's")
+    response = staff_client.get(CHANGELIST)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert own.prefix in body
+    assert prefixes_on(response, three_keys) == set()
+    assert "alice" not in body and "bob" not in body
+
+    assert staff_client.get(change_url(own)).status_code == 200
+    other = three_keys["active"]
+    response = staff_client.get(change_url(other))
+    assert response.status_code == 302  # "doesn't exist", to the admin index
+    assert staff_client.get(CHANGELIST, {"q": "alice"}).status_code == 200
+
+
+def test_staff_revoke_only_their_own_keys(
+    staff_client: Client, staff: Any, three_keys: dict[str, AbstractAPIKey]
+) -> None:
+    own, _ = APIKey.objects.create_key(user=staff, scopes="read")
+    other = three_keys["active"]
+    staff_client.post(
+        CHANGELIST, {"action": "revoke_selected", "_selected_action": [own.pk, other.pk]}
+    )
+    own.refresh_from_db()
+    other.refresh_from_db()
+    assert own.is_revoked()
+    assert not other.is_revoked()
+
+
+def test_staff_make_keys_for_themselves(
+    staff_client: Client, staff: Any, alice: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    page = staff_client.get(ADD)
+    assert page.status_code == 200
+    assert 'name="user"' not in page.content.decode()
+    # A user in the POST is not a field of their form: it is ignored.
+    response = add_key(staff_client, user=alice.pk, scopes=["read"])
+    assert response.status_code == 200
+    raw = raw_key_in(response)
+    key = APIKey.objects.get()
+    assert key.user == staff
+    assert mcp_client(raw).post(PING).status_code == 200
+
+
+def test_staff_without_the_permissions_see_nothing(client: Client, db: Any) -> None:
+    user = get_user_model().objects.create_user("erin", "erin@example.com", "pw-erin-123")
+    user.is_staff = True
+    user.save()
+    client.force_login(user)
+    assert client.get(CHANGELIST).status_code == 403
+    assert client.get(ADD).status_code == 403
