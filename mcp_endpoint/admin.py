@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from mcp_endpoint.forms import APIKeyForm
-from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
+from mcp_endpoint.models import AbstractAPIKey, ToolCall, get_api_key_model
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldOpts
@@ -54,8 +54,16 @@ class StatusFilter(admin.SimpleListFilter):
         return queryset
 
 
+if TYPE_CHECKING:
+    APIKeyAdminBase = admin.ModelAdmin[AbstractAPIKey]
+    ToolCallAdminBase = admin.ModelAdmin[ToolCall]
+else:
+    # Django's ModelAdmin is not subscriptable at run time (hosts need no stubs helper).
+    APIKeyAdminBase = ToolCallAdminBase = admin.ModelAdmin
+
+
 @admin.register(APIKeyModel)
-class APIKeyAdmin(admin.ModelAdmin[AbstractAPIKey]):
+class APIKeyAdmin(APIKeyAdminBase):
     """API keys. Adding one shows its raw key on a page of its own, once, and never again."""
 
     form = APIKeyForm
@@ -182,3 +190,27 @@ class APIKeyAdmin(admin.ModelAdmin[AbstractAPIKey]):
             % {"count": revoked},
             messages.SUCCESS,
         )
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(ToolCallAdminBase):
+    """The log of tool calls: read-only, for seeing who called what and how it went."""
+
+    list_display = ["created", "tool", "user", "credential", "outcome", "duration_ms", "endpoint"]
+    list_filter = ["outcome", "endpoint", "created", "tool"]
+    search_fields = ["tool", "user__username", "credential"]
+    date_hierarchy = "created"
+    readonly_fields = [f.name for f in ToolCall._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ToolCall]:
+        queryset = super().get_queryset(request).select_related("user")
+        if request.user.is_superuser:
+            return queryset
+        pk = request.user.pk
+        return queryset.filter(user__pk=pk) if pk is not None else queryset.none()

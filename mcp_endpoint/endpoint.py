@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 
@@ -290,14 +290,43 @@ class Endpoint:
         started = time.monotonic()
         result = self.run_tool(tool, arguments, context)
         self.text_budget(result)
-        logger.info(
-            "tool %s by %s: %s in %.1f ms",
-            name,
-            context.credential.label() if context.credential else "anonymous",
-            "error" if result.is_error else "ok",
-            (time.monotonic() - started) * 1000,
-        )
+        self.record_call(tool, arguments, context, result, (time.monotonic() - started) * 1000)
         return result.to_dict()
+
+    def record_call(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        context: RequestContext,
+        result: ToolResult,
+        duration_ms: float,
+    ) -> None:
+        """Log the call, and keep a row in the admin's tool-call log when that is on."""
+        credential: Credential | None = context.credential
+        outcome = "ok"
+        if result.is_error:
+            error = (result.structured or {}).get("error")
+            outcome = str(error.get("code", "error")) if isinstance(error, dict) else "error"
+        label = credential.label() if credential is not None else "anonymous"
+        logger.info("tool %s by %s: %s in %.1f ms", tool.name, label, outcome, duration_ms)
+        if not self.settings.LOG_TOOL_CALLS:
+            return
+        from mcp_endpoint.models import ToolCall, redact
+
+        user = credential.user if credential is not None else None
+        try:
+            ToolCall.objects.create(
+                endpoint=self.name,
+                tool=tool.name,
+                user=user if getattr(user, "pk", None) else None,
+                credential=label[:100],
+                outcome=outcome[:40],
+                duration_ms=round(duration_ms, 3),
+                arguments=redact(arguments, self.settings.REDACTED_ARGUMENTS),
+            )
+        except DatabaseError:
+            # The call itself succeeded or failed already; a log row must not change that.
+            logger.warning("could not record the call of %s", tool.name, exc_info=True)
 
     def run_tool(
         self, tool: Tool, arguments: dict[str, Any], context: RequestContext

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils import timezone
@@ -17,7 +17,13 @@ def known_scopes() -> dict[str, str]:
     return {str(name): str(text) for name, text in oauth2_settings.SCOPES.items()}
 
 
-class APIKeyForm(forms.ModelForm[AbstractAPIKey]):
+if TYPE_CHECKING:
+    ModelFormBase = forms.ModelForm[AbstractAPIKey]
+else:
+    ModelFormBase = forms.ModelForm  # not subscriptable at run time
+
+
+class APIKeyForm(ModelFormBase):
     """The admin's form for an API key, with ``scope`` edited as a set of checkboxes.
 
     The secret is not a field: a new key's secret is made by ``create_key`` when the admin

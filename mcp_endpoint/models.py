@@ -150,3 +150,46 @@ class APIKey(AbstractAPIKey):
 def get_api_key_model() -> type[AbstractAPIKey]:
     model: type[AbstractAPIKey] = apps.get_model(mcp_settings.API_KEY_MODEL, require_ready=False)
     return model
+
+
+class ToolCall(models.Model):
+    """One ``tools/call``: who, which tool, the outcome and how long it took."""
+
+    created = models.DateTimeField(_("time"), auto_now_add=True, db_index=True)
+    endpoint = models.CharField(_("endpoint"), max_length=100)
+    tool = models.CharField(_("tool"), max_length=128, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="mcp_tool_calls",
+        verbose_name=_("user"),
+    )
+    credential = models.CharField(_("credential"), max_length=100, blank=True)
+    outcome = models.CharField(
+        _("outcome"), max_length=40, help_text=_('"ok", or the error code of a failed call.')
+    )
+    duration_ms = models.FloatField(_("duration (ms)"))
+    arguments = models.JSONField(_("arguments"), default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool calls")
+
+    def __str__(self) -> str:
+        return f"{self.tool} ({self.outcome})"
+
+
+def redact(arguments: Any, names: Iterable[str]) -> Any:
+    """``arguments`` with the values of keys that contain any of ``names`` hidden."""
+    lowered = [n.lower() for n in names]
+    if isinstance(arguments, dict):
+        return {
+            k: "[redacted]" if any(n in str(k).lower() for n in lowered) else redact(v, lowered)
+            for k, v in arguments.items()
+        }
+    if isinstance(arguments, list):
+        return [redact(v, lowered) for v in arguments]
+    return arguments
