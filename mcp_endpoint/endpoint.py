@@ -429,8 +429,19 @@ class Endpoint:
         ref_name = ref.get("name") if ref_type == "ref/prompt" else ref.get("uri")
         if ref_type not in {"ref/prompt", "ref/resource"} or not isinstance(ref_name, str):
             raise ProtocolError(jsonrpc.INVALID_PARAMS, "Invalid params: unknown ref")
-        if ref_type == "ref/prompt" and self.prompts.get(ref_name) is None:
-            raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {ref_name}")
+        # A prompt or template the credential may not see is not completed either.
+        if ref_type == "ref/prompt":
+            prompt = self.prompts.get(ref_name)
+            if prompt is None or not self.visible(prompt.required_scopes, context):
+                raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {ref_name}")
+        else:
+            for template in self.resources.templates():
+                if template.uri_template == ref_name and not self.visible(
+                    template.required_scopes, context
+                ):
+                    raise ProtocolError(
+                        jsonrpc.INVALID_PARAMS, f"Unknown resource template: {ref_name}"
+                    )
         completer = self.completers.get((ref_type, ref_name, argument["name"]))
         values: list[str] = []
         if completer is not None:

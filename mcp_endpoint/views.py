@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views import View
@@ -152,7 +153,11 @@ class MCPView(View):
 
         # Read (not parse) the body before the credential step, so an authentication class
         # that looks at the body finds it cached rather than consumed.
-        body = request.body
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            # Django's own cap (DATA_UPLOAD_MAX_MEMORY_SIZE) is lower than the setting's.
+            return self.too_large(min(limit, django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE))
         if len(body) > limit:
             return self.too_large(limit)
 
@@ -378,7 +383,7 @@ def origin_is_allowed(origin: str, allowed: list[str]) -> bool:
     if parts.scheme not in {"http", "https"} or not host:
         return False
     del port
-    if host in LOOPBACK_HOSTS or host.startswith("127."):
+    if host in LOOPBACK_HOSTS or is_loopback(host):
         return True
     normalized = f"{parts.scheme}://{parts.netloc.lower()}"
     for entry in allowed:

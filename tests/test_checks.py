@@ -1,0 +1,330 @@
+"""System checks: one test per check id, plus ``manage.py check`` and ``makemigrations``.
+
+Every endpoint made in the process is checked, so the throwaway endpoints made here are
+dropped (and garbage-collected) after each test; the others would fail their checks.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.core.checks import CheckMessage
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+
+from mcp_endpoint.checks import check_registries, check_settings
+from mcp_endpoint.endpoint import Endpoint, endpoints
+from mcp_endpoint.prompts import PromptArgument
+from mcp_endpoint.tools import Tool
+
+PREFIX = "throwaway-checks"
+
+MakeEndpoint = Callable[..., Endpoint]
+
+
+@pytest.fixture
+def make_endpoint() -> Iterator[MakeEndpoint]:
+    """Endpoints for one test; gone from ``endpoints`` once the test ends."""
+    made: list[Endpoint] = []
+
+    def make(suffix: str = "", **settings: Any) -> Endpoint:
+        endpoint = Endpoint(f"{PREFIX}{suffix}", settings=settings or None)
+        made.append(endpoint)
+        return endpoint
+
+    yield make
+    made.clear()
+    gc.collect()
+    assert not [e for e in endpoints if e.name.startswith(PREFIX)]
+
+
+def messages(check: Callable[..., list[CheckMessage]], check_id: str) -> list[CheckMessage]:
+    """The messages of ``check`` with ``check_id`` that are about a throwaway endpoint."""
+    found = []
+    for message in check():
+        if message.id != check_id:
+            continue
+        obj = message.obj
+        if (isinstance(obj, Endpoint) and obj.name.startswith(PREFIX)) or PREFIX in message.msg:
+            found.append(message)
+    return found
+
+
+def only(check: Callable[..., list[CheckMessage]], check_id: str) -> CheckMessage:
+    found = messages(check, check_id)
+    assert len(found) == 1, [m.msg for m in check()]
+    assert found[0].is_serious()
+    return found[0]
+
+
+# -- a clean project ------------------------------------------------------------------------------
+
+
+def test_the_project_is_clean() -> None:
+    # Raises SystemCheckError on any error.
+    call_command("check")
+
+
+def errors(check: Callable[..., list[CheckMessage]]) -> list[str]:
+    return [f"{m.id}: {m.msg}" for m in check() if m.is_serious()]
+
+
+def test_the_registered_endpoints_pass_every_check() -> None:
+    assert errors(check_settings) == []
+    assert errors(check_registries) == []
+
+
+def test_a_clean_endpoint_passes(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(SERVER_NAME="clean", LIST_PAGE_SIZE=5, TTL_MS=0)
+
+    @endpoint.tool(scopes=["read"])
+    def fine(n: int | None = None) -> dict[str, int]:
+        return {"n": n or 0}
+
+    assert errors(check_settings) == []
+    assert errors(check_registries) == []
+
+
+def test_manage_py_check_fails_on_an_error(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(NO_SUCH_KEY=1)
+    with pytest.raises(SystemCheckError, match=r"mcp_endpoint\.E001"):
+        call_command("check")
+
+
+@pytest.mark.django_db
+def test_no_missing_migrations() -> None:
+    # Exits non-zero when a model change has no migration.
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+# -- settings: E001 to E005 ---------------------------------------------------------------------
+
+
+def test_e001_unknown_key(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(MAX_REQUEST_SIZE=10)
+    message = only(check_settings, "mcp_endpoint.E001")
+    assert "'MAX_REQUEST_SIZE'" in message.msg
+    assert message.hint is not None and "MAX_REQUEST_BYTES" in message.hint
+
+
+def test_e001_unknown_key_in_the_settings_dict(settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SERVER_NAMES": "typo"}
+    [message] = [m for m in check_settings() if m.id == "mcp_endpoint.E001"]
+    assert "MCP_ENDPOINT" in message.msg and "'SERVER_NAMES'" in message.msg
+
+
+def test_e001_settings_not_a_dict(settings: Any) -> None:
+    settings.MCP_ENDPOINT = [("SERVER_NAME", "x")]
+    [message] = check_settings()
+    assert message.id == "mcp_endpoint.E001"
+    assert "dict" in message.msg
+
+
+@pytest.mark.parametrize(
+    "versions", [[], ["2025-11-25", "2099-01-01"], "2025-11-25", [20251125], None]
+)
+def test_e002_bad_versions(make_endpoint: MakeEndpoint, versions: Any) -> None:
+    make_endpoint(PROTOCOL_VERSIONS=versions)
+    if versions is None:
+        assert messages(check_settings, "mcp_endpoint.E002") == []
+        return
+    message = only(check_settings, "mcp_endpoint.E002")
+    assert message.hint is not None and "2026-07-28" in message.hint
+
+
+def test_e002_good_versions(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(PROTOCOL_VERSIONS=("2025-06-18", "2026-07-28"))
+    assert messages(check_settings, "mcp_endpoint.E002") == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("MAX_REQUEST_BYTES", 0),
+        ("MAX_REQUEST_BYTES", "1MB"),
+        ("LIST_PAGE_SIZE", -1),
+        ("LIST_PAGE_SIZE", 2.5),
+        ("TEXT_BUDGET_BYTES", True),
+        ("TTL_MS", -1),
+    ],
+)
+def test_e003_bad_integers(make_endpoint: MakeEndpoint, key: str, value: Any) -> None:
+    make_endpoint(**{key: value})
+    message = only(check_settings, "mcp_endpoint.E003")
+    assert key in message.msg
+
+
+def test_e003_zero_ttl_is_fine(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(TTL_MS=0, LIST_PAGE_SIZE=1)
+    assert messages(check_settings, "mcp_endpoint.E003") == []
+
+
+@pytest.mark.parametrize(
+    ("key", "dotted"),
+    [
+        ("AUTHENTICATION_CLASSES", "no_such_module.Authentication"),
+        ("THROTTLE_CLASSES", "rest_framework.throttling.NoSuchThrottle"),
+    ],
+)
+def test_e004_unimportable_class(make_endpoint: MakeEndpoint, key: str, dotted: str) -> None:
+    make_endpoint(**{key: [dotted]})
+    message = only(check_settings, "mcp_endpoint.E004")
+    assert dotted in message.msg
+    assert message.hint
+
+
+def test_e004_importable_classes(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(
+        AUTHENTICATION_CLASSES=["rest_framework.authentication.SessionAuthentication"],
+        THROTTLE_CLASSES=["rest_framework.throttling.AnonRateThrottle"],
+    )
+    assert messages(check_settings, "mcp_endpoint.E004") == []
+
+
+@pytest.mark.parametrize(
+    "origins", ["https://claude.ai", ["claude.ai"], ["ftp://example.com"], [None]]
+)
+def test_e005_bad_origins(make_endpoint: MakeEndpoint, origins: Any) -> None:
+    make_endpoint(ALLOWED_ORIGINS=origins)
+    message = only(check_settings, "mcp_endpoint.E005")
+    assert "ALLOWED_ORIGINS" in message.msg
+
+
+def test_e005_good_origins(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(ALLOWED_ORIGINS=["https://claude.ai", "http://localhost:3000", "*.example.com"])
+    assert messages(check_settings, "mcp_endpoint.E005") == []
+
+
+# -- registries: E010 to E014 -------------------------------------------------------------------
+
+
+def test_e010_duplicate_tool(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+
+    @endpoint.tool(name="same_name")
+    def first() -> str:
+        return "first"
+
+    @endpoint.tool(name="same_name")
+    def second() -> str:
+        return "second"
+
+    message = only(check_registries, "mcp_endpoint.E010")
+    assert "'same_name'" in message.msg
+    # The first registration stays; the second never silently replaces it.
+    tool = endpoint.tools.get("same_name")
+    assert tool is not None and getattr(tool, "fn", None) is first
+
+
+@pytest.mark.parametrize("name", ["has space", "dots.are.out", "x" * 65, "émoji", ""])
+def test_e011_bad_tool_name(make_endpoint: MakeEndpoint, name: str) -> None:
+    endpoint = make_endpoint()
+
+    class Named(Tool):
+        pass
+
+    tool = Named()
+    tool.name = name
+    endpoint.add_tool(tool)
+    message = only(check_registries, "mcp_endpoint.E011")
+    assert repr(name) in message.msg
+
+
+def test_e011_good_tool_names(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    for name in ("list_tasks", "get-task", "A1", "x" * 64):
+
+        @endpoint.tool(name=name)
+        def tool() -> str:
+            return "ok"
+
+    assert messages(check_registries, "mcp_endpoint.E011") == []
+
+
+class SchemaTool(Tool):
+    def __init__(self, name: str, schema: dict[str, Any], output: Any = None) -> None:
+        self.name = name
+        self.input_schema = schema
+        self.output_schema = output
+
+
+@pytest.mark.parametrize(
+    ("schema", "output"),
+    [
+        ({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}, None),
+        ({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}, None),
+        ({"type": "object"}, {"type": "object", "properties": {"r": {"$ref": "#/x"}}}),
+        ({"type": "string"}, None),
+        ({"properties": {}}, None),
+    ],
+)
+def test_e012_non_portable_schema(
+    make_endpoint: MakeEndpoint, schema: dict[str, Any], output: Any
+) -> None:
+    endpoint = make_endpoint()
+    endpoint.add_tool(SchemaTool("rich_schema", schema, output))
+    message = only(check_registries, "mcp_endpoint.E012")
+    assert "'rich_schema'" in message.msg
+    assert message.hint is not None and "portable" in message.hint
+
+
+def test_e012_can_be_turned_off_for_rich_schemas(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(PORTABLE_SCHEMAS=False)
+    schema = {"type": "object", "properties": {"a": {"type": ["string", "null"]}}}
+    endpoint.add_tool(SchemaTool("rich_schema", schema))
+    assert messages(check_registries, "mcp_endpoint.E012") == []
+
+
+def test_e012_object_root_is_required_even_when_turned_off(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(PORTABLE_SCHEMAS=False)
+    endpoint.add_tool(SchemaTool("string_root", {"type": "string"}))
+    only(check_registries, "mcp_endpoint.E012")
+
+
+def test_e013_duplicate_resource(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+
+    @endpoint.resource("test://same")
+    def one() -> str:
+        return "1"
+
+    @endpoint.resource("test://same", name="other")
+    def two() -> str:
+        return "2"
+
+    message = only(check_registries, "mcp_endpoint.E013")
+    assert "'test://same'" in message.msg
+
+
+def test_e013_duplicate_resource_template(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+
+    @endpoint.resource("test://item/{id}")
+    def one(id: str) -> str:
+        return id
+
+    @endpoint.resource("test://item/{id}", name="again")
+    def two(id: str) -> str:
+        return id
+
+    message = only(check_registries, "mcp_endpoint.E013")
+    assert "'test://item/{id}'" in message.msg
+
+
+def test_e014_duplicate_prompt(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+
+    @endpoint.prompt(name="same_prompt")
+    def one() -> str:
+        return "1"
+
+    endpoint.template_prompt(
+        "same_prompt",
+        "tracker/prompts/plan_week.txt",
+        arguments=[PromptArgument("project", required=False)],
+    )
+    message = only(check_registries, "mcp_endpoint.E014")
+    assert "'same_prompt'" in message.msg

@@ -1,0 +1,719 @@
+"""The HTTP transport at /mcp: every refused or malformed request, and what the client sees.
+
+Each test checks the status, the headers that matter and the JSON-RPC error body, since a
+client that reads only the body must still learn what went wrong.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.utils import timezone
+from rest_framework.settings import api_settings
+from rest_framework.throttling import SimpleRateThrottle
+
+from mcp_endpoint import site
+from mcp_endpoint.models import APIKey
+from mcp_endpoint.protocol.versions import ALL_VERSIONS
+from tests.conftest import MCPClient, make_key
+
+pytestmark = pytest.mark.django_db
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+METADATA_URL = "http://testserver/.well-known/oauth-protected-resource/mcp"
+
+
+def rpc_error(response: Any, status: int, code: int, request_id: Any = None) -> dict[str, Any]:
+    """The JSON-RPC error of ``response`` after checking its status, media type, code and id."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["id"] == request_id
+    assert "result" not in body
+    assert body["error"]["code"] == code, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+@pytest.fixture
+def rpc(mcp_client: Callable[..., MCPClient], alice_key: str) -> MCPClient:
+    return mcp_client(alice_key)
+
+
+# -- bodies that are not JSON-RPC -------------------------------------------------------------
+
+
+def test_body_not_json(rpc: MCPClient) -> None:
+    error = rpc_error(rpc.post(None, raw=b'{"jsonrpc": "2.0", "id": 1,'), 400, -32700)
+    assert "JSON" in error["message"]
+
+
+def test_body_not_utf8(rpc: MCPClient) -> None:
+    raw = b'{"jsonrpc": "2.0", "id": 1, "method": "p\xffing"}'
+    error = rpc_error(rpc.post(None, raw=raw), 400, -32700)
+    assert "UTF-8" in error["message"]
+
+
+def test_missing_jsonrpc_member(rpc: MCPClient) -> None:
+    error = rpc_error(rpc.post({"id": 7, "method": "ping"}), 400, -32600, 7)
+    assert "jsonrpc" in error["message"]
+
+
+def test_wrong_jsonrpc_version(rpc: MCPClient) -> None:
+    rpc_error(rpc.post({"jsonrpc": "1.0", "id": 7, "method": "ping"}), 400, -32600, 7)
+
+
+@pytest.mark.parametrize("method", [None, 42, ["ping"], {"name": "ping"}])
+def test_method_not_a_string(rpc: MCPClient, method: Any) -> None:
+    error = rpc_error(rpc.post({"jsonrpc": "2.0", "id": 8, "method": method}), 400, -32600, 8)
+    assert "method" in error["message"]
+
+
+def test_missing_method(rpc: MCPClient) -> None:
+    rpc_error(rpc.post({"jsonrpc": "2.0", "id": 8}), 400, -32600, 8)
+
+
+@pytest.mark.parametrize("bad_id", [1.5, True, False, {"n": 1}, [1]])
+def test_bad_id_type(rpc: MCPClient, bad_id: Any) -> None:
+    # An id that cannot be echoed is answered with id null.
+    error = rpc_error(rpc.post({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}), 400, -32600)
+    assert '"id"' in error["message"]
+
+
+@pytest.mark.parametrize("params", [[1, 2], "ping", 3])
+def test_params_not_an_object(rpc: MCPClient, params: Any) -> None:
+    body = {"jsonrpc": "2.0", "id": "abc", "method": "tools/list", "params": params}
+    error = rpc_error(rpc.post(body), 400, -32600, "abc")
+    assert "params" in error["message"]
+
+
+@pytest.mark.parametrize("message", ["ping", 3, None])
+def test_message_not_an_object(rpc: MCPClient, message: Any) -> None:
+    rpc_error(rpc.post(message), 400, -32600)
+
+
+def test_string_and_integer_ids_are_echoed(rpc: MCPClient) -> None:
+    for request_id in ("req-1", 0, -5, 2**40):
+        response = rpc.post({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+        assert response.status_code == 200
+        assert response.json() == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+
+
+# -- content type and size --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_wrong_content_type(rpc: MCPClient, content_type: str) -> None:
+    response = rpc.post(None, raw=json.dumps(PING).encode(), content_type=content_type)
+    error = rpc_error(response, 415, -32600)
+    assert "application/json" in error["message"]
+    assert content_type in error["message"]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/json; charset=utf-8", "application/x+json"]
+)
+def test_json_content_types_are_accepted(rpc: MCPClient, content_type: str) -> None:
+    response = rpc.post(None, raw=json.dumps(PING).encode(), content_type=content_type)
+    assert response.status_code == 200
+    assert response.json()["result"] == {}
+
+
+def test_wrong_content_type_refused_before_the_credential(
+    mcp_client: Callable[..., MCPClient],
+) -> None:
+    response = mcp_client().post(None, raw=b"ping", content_type="text/plain")
+    rpc_error(response, 415, -32600)
+
+
+def test_body_over_the_limit(rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_REQUEST_BYTES": 200}
+    small = rpc.post(PING)
+    assert small.status_code == 200
+    big = {**PING, "params": {"padding": "x" * 300}}
+    error = rpc_error(rpc.post(big), 413, -32600)
+    assert error["data"] == {"limit": 200}
+    assert "200" in error["message"]
+
+
+def test_body_over_the_limit_is_refused_before_parsing_and_credential(
+    mcp_client: Callable[..., MCPClient], settings: Any
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_REQUEST_BYTES": 64}
+    # Not JSON and no credential: the size is what gets answered.
+    response = mcp_client().post(None, raw=b"{" * 65)
+    rpc_error(response, 413, -32600)
+
+
+def test_body_over_djangos_own_limit(rpc: MCPClient, settings: Any) -> None:
+    # A setting above DATA_UPLOAD_MAX_MEMORY_SIZE: Django's cap answers, still as a 413.
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_REQUEST_BYTES": 5000}
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    big = {**PING, "params": {"_meta": {"padding": "x" * 2000}}}
+    error = rpc_error(rpc.post(big), 413, -32600)
+    assert error["data"] == {"limit": 1000}
+
+
+def test_limit_back_to_default_after_override(rpc: MCPClient) -> None:
+    # The override of the test above does not outlive it (conf reloads on setting_changed).
+    big = {**PING, "params": {"_meta": {"padding": "x" * 10_000}}}
+    assert rpc.post(big).status_code == 200
+
+
+# -- batches ----------------------------------------------------------------------------------
+
+
+def test_empty_batch(rpc: MCPClient) -> None:
+    error = rpc_error(rpc.post([]), 400, -32600)
+    assert "batch" in error["message"]
+
+
+def test_batch_of_notifications_only(rpc: MCPClient) -> None:
+    response = rpc.post(
+        [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        ]
+    )
+    assert response.status_code == 202
+    assert response.content == b""
+
+
+def test_batch_mixing_good_and_bad_entries(rpc: MCPClient) -> None:
+    response = rpc.post(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2},
+            {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
+            "not an object",
+            {"jsonrpc": "2.0", "id": "four", "method": "tools/list"},
+        ]
+    )
+    assert response.status_code == 200
+    answers = response.json()
+    assert isinstance(answers, list)
+    assert [a["id"] for a in answers] == [1, 2, 3, None, "four"]
+    assert answers[0]["result"] == {}
+    assert answers[1]["error"]["code"] == -32600
+    assert answers[2]["error"]["code"] == -32601
+    assert answers[3]["error"]["code"] == -32600
+    assert "tools" in answers[4]["result"]
+
+
+def test_modern_batch_is_refused(rpc: MCPClient) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    response = rpc.post(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}},
+        ]
+    )
+    error = rpc_error(response, 400, -32600)
+    assert "2026-07-28" in error["message"]
+
+
+def test_batch_mixing_eras_is_refused(rpc: MCPClient) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    response = rpc.post(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}},
+        ]
+    )
+    rpc_error(response, 400, -32600)
+
+
+def test_batch_under_a_modern_header_is_refused(rpc: MCPClient) -> None:
+    response = rpc.post(
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+        headers={"MCP-Protocol-Version": "2026-07-28"},
+    )
+    rpc_error(response, 400, -32600)
+
+
+# -- HTTP methods and URLs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["get", "delete", "put", "patch"])
+def test_other_http_methods_are_not_allowed(client: Client, alice_key: str, method: str) -> None:
+    response = getattr(client, method)("/mcp", headers={"Authorization": f"Bearer {alice_key}"})
+    error = rpc_error(response, 405, -32000)
+    assert response["Allow"] == "POST, OPTIONS"
+    assert method.upper() in error["message"]
+    assert "Mcp-Session-Id" not in response
+
+
+def test_get_needs_no_credential_to_learn_it_is_not_allowed(client: Client) -> None:
+    response = client.get("/mcp", headers={"Accept": "text/event-stream"})
+    rpc_error(response, 405, -32000)
+    assert response["Allow"] == "POST, OPTIONS"
+
+
+def test_options(client: Client) -> None:
+    response = client.options("/mcp")
+    assert response.status_code == 204
+    assert response.content == b""
+    assert response["Allow"] == "POST, OPTIONS"
+
+
+def test_cors_preflight_from_an_allowed_origin(client: Client, settings: Any) -> None:
+    settings.CORS_ALLOWED_ORIGINS = ["https://app.example.com"]
+    response = client.options(
+        "/mcp",
+        headers={
+            "Origin": "https://app.example.com",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+        },
+    )
+    assert response.status_code in (200, 204)
+    assert response["Access-Control-Allow-Origin"] == "https://app.example.com"
+    assert "POST" in response["Access-Control-Allow-Methods"]
+
+
+@pytest.mark.parametrize("url", ["/mcp", "/mcp/"])
+def test_both_urls_answer_without_redirect(
+    mcp_client: Callable[..., MCPClient], alice_key: str, url: str
+) -> None:
+    response = mcp_client(alice_key, url).post(PING)
+    assert response.status_code == 200
+    assert response.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_no_session_id_is_handed_out(rpc: MCPClient) -> None:
+    response = rpc.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    assert response.status_code == 200
+    assert "Mcp-Session-Id" not in response
+
+
+# -- credential ---------------------------------------------------------------------------------
+
+
+def challenge_params(header: str) -> dict[str, str]:
+    assert header.startswith("Bearer ")
+    params = {}
+    for part in header[len("Bearer ") :].split(", "):
+        name, _, value = part.partition("=")
+        assert value.startswith('"') and value.endswith('"'), header
+        params[name] = value[1:-1]
+    return params
+
+
+def test_no_credential(mcp_client: Callable[..., MCPClient]) -> None:
+    response = mcp_client().post(PING)
+    error = rpc_error(response, 401, -32001)
+    assert "Bearer" in error["message"]
+    params = challenge_params(response["WWW-Authenticate"])
+    assert params["resource_metadata"] == METADATA_URL
+    assert params["scope"] == " ".join(site.scopes())
+    assert "read" in params["scope"].split()
+    assert "error" not in params
+
+
+def test_no_credential_at_the_slash_url_names_the_same_metadata(
+    mcp_client: Callable[..., MCPClient],
+) -> None:
+    response = mcp_client(url="/mcp/").post(PING)
+    rpc_error(response, 401, -32001)
+    assert challenge_params(response["WWW-Authenticate"])["resource_metadata"] == METADATA_URL
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "server/discover"])
+def test_every_method_needs_a_credential(mcp_client: Callable[..., MCPClient], method: str) -> None:
+    rpc_error(mcp_client().request(method, {}), 401, -32001)
+
+
+def refused(mcp_client: Callable[..., MCPClient], key: str) -> tuple[bytes, str]:
+    response = mcp_client(key).post(PING)
+    rpc_error(response, 401, -32001)
+    params = challenge_params(response["WWW-Authenticate"])
+    assert params["error"] == "invalid_token"
+    assert params["resource_metadata"] == METADATA_URL
+    return response.content, response["WWW-Authenticate"]
+
+
+def test_refused_keys_are_indistinguishable(
+    mcp_client: Callable[..., MCPClient], alice: Any
+) -> None:
+    unknown = "mcp_deadbeef_" + "0" * 64
+    revoked = make_key(alice, "read")
+    APIKey.objects.filter(prefix=revoked.rsplit("_", 1)[0]).get().revoke()
+    expired = make_key(alice, "read", expires=timezone.now() - datetime.timedelta(minutes=1))
+    # A known prefix with a wrong secret must not say more than an unknown key either.
+    wrong_secret = expired.rsplit("_", 1)[0] + "_" + "f" * 64
+    answers = {
+        name: refused(mcp_client, key)
+        for name, key in [
+            ("unknown", unknown),
+            ("revoked", revoked),
+            ("expired", expired),
+            ("wrong secret", wrong_secret),
+            ("not key-shaped", "not-a-key"),
+        ]
+    }
+    assert len(set(answers.values())) == 1, answers
+
+
+def test_key_of_an_inactive_user_is_refused(
+    mcp_client: Callable[..., MCPClient], alice: Any, alice_key: str
+) -> None:
+    alice.is_active = False
+    alice.save()
+    refused(mcp_client, alice_key)
+
+
+def test_non_bearer_authorization_is_refused(client: Client) -> None:
+    response = client.post(
+        "/mcp",
+        data=json.dumps(PING),
+        content_type="application/json",
+        headers={"Authorization": "Basic YWxpY2U6cHc="},
+    )
+    rpc_error(response, 401, -32001)
+    assert 'error="invalid_token"' in response["WWW-Authenticate"]
+
+
+def test_a_valid_key_is_accepted(rpc: MCPClient) -> None:
+    assert rpc.result("ping") == {}
+
+
+# -- Origin -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.example",
+        "http://claude.ai",
+        "https://claude.ai.evil.example",
+        "null",
+        "file://",
+        # Host names that only look like loopback addresses (DNS rebinding).
+        "http://127.0.0.1.evil.example",
+        "http://127.evil.example:8000",
+        "http://localhost.evil.example",
+    ],
+)
+def test_disallowed_origin(rpc: MCPClient, origin: str) -> None:
+    response = rpc.post(PING, headers={"Origin": origin})
+    error = rpc_error(response, 403, -32000)
+    assert "Origin" in error["message"]
+    assert error["data"] == {"origin": origin}
+
+
+def test_disallowed_origin_is_refused_before_the_credential(
+    mcp_client: Callable[..., MCPClient],
+) -> None:
+    response = mcp_client().post(PING, headers={"Origin": "https://evil.example"})
+    rpc_error(response, 403, -32000)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost",
+        "http://localhost:6274",
+        "http://127.0.0.1:8000",
+        "http://127.1.2.3:8000",
+        "https://127.0.0.1:1",
+        "http://[::1]:3000",
+        "https://claude.ai",
+        "https://claude.com",
+        "https://chatgpt.com",
+        "https://chat.openai.com",
+        "https://platform.openai.com",
+    ],
+)
+def test_allowed_origin(rpc: MCPClient, origin: str) -> None:
+    response = rpc.post(PING, headers={"Origin": origin})
+    assert response.status_code == 200
+    assert response.json()["result"] == {}
+
+
+def test_origin_allowed_by_cors_headers(rpc: MCPClient, settings: Any) -> None:
+    origin = "https://tools.example.com"
+    assert rpc.post(PING, headers={"Origin": origin}).status_code == 403
+    settings.CORS_ALLOWED_ORIGINS = [origin]
+    assert rpc.post(PING, headers={"Origin": origin}).status_code == 200
+
+
+def test_origin_allowed_by_the_setting(rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "ALLOWED_ORIGINS": ["https://mcp.example.org", "*.example.net"],
+    }
+    assert rpc.post(PING, headers={"Origin": "https://mcp.example.org"}).status_code == 200
+    assert rpc.post(PING, headers={"Origin": "https://a.example.net"}).status_code == 200
+    assert rpc.post(PING, headers={"Origin": "http://a.example.net"}).status_code == 403
+    # The list replaces the defaults.
+    assert rpc.post(PING, headers={"Origin": "https://claude.ai"}).status_code == 403
+
+
+def test_loopback_only(client: Client, alice_key: str, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "LOOPBACK_ONLY": True}
+    headers = {"Authorization": f"Bearer {alice_key}"}
+    body = json.dumps(PING)
+    local = client.post("/mcp", body, "application/json", headers=headers)
+    assert local.status_code == 200
+    for address in ("10.0.0.5", "2001:db8::1", ""):
+        remote = client.post("/mcp", body, "application/json", headers=headers, REMOTE_ADDR=address)
+        error = rpc_error(remote, 403, -32000)
+        assert "loopback" in error["message"]
+    ipv6 = client.post("/mcp", body, "application/json", headers=headers, REMOTE_ADDR="::1")
+    assert ipv6.status_code == 200
+
+
+# -- versions and methods -----------------------------------------------------------------------
+
+
+def test_unknown_protocol_version_header(rpc: MCPClient) -> None:
+    response = rpc.post(PING, headers={"MCP-Protocol-Version": "2099-01-01"})
+    error = rpc_error(response, 400, -32022, 1)
+    assert error["data"]["requested"] == "2099-01-01"
+    assert error["data"]["supported"] == list(ALL_VERSIONS)
+
+
+def test_garbage_protocol_version_header(rpc: MCPClient) -> None:
+    response = rpc.post(PING, headers={"MCP-Protocol-Version": "latest"})
+    error = rpc_error(response, 400, -32022, 1)
+    assert error["data"]["requested"] == "latest"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_legacy_protocol_version_header_is_accepted(rpc: MCPClient, version: str) -> None:
+    response = rpc.post(PING, headers={"MCP-Protocol-Version": version})
+    assert response.status_code == 200
+    assert response.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_unknown_method(rpc: MCPClient) -> None:
+    response = rpc.post({"jsonrpc": "2.0", "id": 5, "method": "tasks/explode"})
+    error = rpc_error(response, 200, -32601, 5)
+    assert "tasks/explode" in error["message"]
+
+
+def test_unknown_tool(rpc: MCPClient) -> None:
+    response = rpc.request("tools/call", {"name": "no_such_tool", "arguments": {}})
+    error = rpc_error(response, 200, -32602, 1)
+    assert "no_such_tool" in error["message"]
+
+
+def test_tool_call_without_a_name(rpc: MCPClient) -> None:
+    rpc_error(rpc.request("tools/call", {"arguments": {}}), 200, -32602, 1)
+
+
+def test_notification(rpc: MCPClient) -> None:
+    response = rpc.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert response.status_code == 202
+    assert response.content == b""
+
+
+def test_client_response_is_acknowledged(rpc: MCPClient) -> None:
+    response = rpc.post({"jsonrpc": "2.0", "id": 9, "result": {}})
+    assert response.status_code == 202
+    assert response.content == b""
+
+
+# -- the modern revision's headers ------------------------------------------------------------
+
+
+def modern_meta() -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+def test_modern_request_with_matching_headers(rpc: MCPClient) -> None:
+    response = rpc.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}},
+        headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"},
+    )
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["resultType"] == "complete"
+    assert result["cacheScope"] == "private"
+
+
+def test_modern_request_without_mcp_method_header(rpc: MCPClient) -> None:
+    response = rpc.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}},
+        headers={"MCP-Protocol-Version": "2026-07-28"},
+    )
+    error = rpc_error(response, 400, -32020, 1)
+    assert error["data"] == {"header": "Mcp-Method"}
+
+
+def test_modern_request_with_mismatched_name_header(rpc: MCPClient) -> None:
+    params = {"_meta": modern_meta(), "name": "summarize_project", "arguments": {}}
+    response = rpc.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+        headers={
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "other_tool",
+        },
+    )
+    error = rpc_error(response, 400, -32020, 1)
+    assert error["data"] == {"header": "Mcp-Name"}
+
+
+def test_modern_name_header_in_base64(rpc: MCPClient) -> None:
+    # Decoded before the comparison: "tracker://guide" in the sentinel form.
+    params = {"_meta": modern_meta(), "uri": "tracker://guide"}
+    response = rpc.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": params},
+        headers={
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "resources/read",
+            "Mcp-Name": "=?base64?dHJhY2tlcjovL2d1aWRl?=",
+        },
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["result"]["contents"][0]["uri"] == "tracker://guide"
+
+
+def test_modern_unknown_method_is_404(rpc: MCPClient) -> None:
+    response = rpc.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": modern_meta()}},
+        headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"},
+    )
+    rpc_error(response, 404, -32601, 1)
+
+
+def test_legacy_request_is_not_checked_for_modern_headers(rpc: MCPClient) -> None:
+    response = rpc.post(PING, headers={"Mcp-Method": "something/else", "Mcp-Name": "x"})
+    assert response.status_code == 200
+    assert response.json()["result"] == {}
+
+
+# -- rate limit ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tight_throttle(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Three requests a minute per user, counted in a cache of the test's own."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "mcp-endpoint-tests-throttle",
+        }
+    }
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"user": "3/minute"},
+    }
+    # DRF reloads api_settings on setting_changed, but SimpleRateThrottle copied the rates
+    # into a class attribute when it was defined; point it at the reloaded ones.
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", api_settings.DEFAULT_THROTTLE_RATES)
+    assert SimpleRateThrottle.THROTTLE_RATES["user"] == "3/minute"
+    # Local-memory caches live as long as the process: start and end with empty counters.
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def assert_throttled(response: Any) -> None:
+    error = rpc_error(response, 429, -32000)
+    retry_after = int(response["Retry-After"])
+    assert 1 <= retry_after <= 60
+    assert error["data"] == {"retry_after": retry_after}
+
+
+def api_get(client: Client, key: str) -> Any:
+    return client.get("/api/tasks/", headers={"Authorization": f"Bearer {key}"})
+
+
+@pytest.mark.usefixtures("tight_throttle")
+def test_rate_limit(rpc: MCPClient) -> None:
+    for _ in range(3):
+        assert rpc.post(PING).status_code == 200
+    assert_throttled(rpc.post(PING))
+
+
+@pytest.mark.usefixtures("tight_throttle")
+def test_rate_limit_is_per_user(
+    mcp_client: Callable[..., MCPClient], alice_key: str, bob: Any
+) -> None:
+    alice = mcp_client(alice_key)
+    for _ in range(3):
+        alice.post(PING)
+    assert_throttled(alice.post(PING))
+    assert mcp_client(make_key(bob)).post(PING).status_code == 200
+
+
+@pytest.mark.usefixtures("tight_throttle")
+def test_rest_spends_the_mcp_budget(client: Client, rpc: MCPClient, alice_key: str) -> None:
+    for _ in range(3):
+        assert api_get(client, alice_key).status_code == 200
+    assert_throttled(rpc.post(PING))
+
+
+@pytest.mark.usefixtures("tight_throttle")
+def test_mcp_spends_the_rest_budget(client: Client, rpc: MCPClient, alice_key: str) -> None:
+    for _ in range(3):
+        assert rpc.post(PING).status_code == 200
+    response = api_get(client, alice_key)
+    assert response.status_code == 429
+    assert "Retry-After" in response
+
+
+@pytest.mark.usefixtures("tight_throttle")
+def test_two_keys_of_one_user_share_the_budget(
+    mcp_client: Callable[..., MCPClient], alice: Any, alice_key: str
+) -> None:
+    for _ in range(3):
+        mcp_client(alice_key).post(PING)
+    assert_throttled(mcp_client(make_key(alice, "read")).post(PING))
+
+
+# -- CSRF ---------------------------------------------------------------------------------------
+
+
+def test_csrf_is_not_enforced_on_the_endpoint(alice: Any, alice_key: str) -> None:
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    response = browser.post(
+        "/mcp",
+        data=json.dumps(PING),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {alice_key}"},
+    )
+    assert response.status_code == 200
+    assert response.json()["result"] == {}
+
+
+def test_csrf_is_not_enforced_even_without_a_credential(alice: Any) -> None:
+    # The session cookie is no MCP credential: the answer is the endpoint's 401, not CSRF's 403.
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    response = browser.post("/mcp", data=json.dumps(PING), content_type="application/json")
+    rpc_error(response, 401, -32001)
+
+
+def test_the_rest_api_does_enforce_csrf_for_sessions(alice: Any) -> None:
+    # The control: the same browser client is refused by a CSRF-protected view.
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    response = browser.post(
+        "/api/projects/", data=json.dumps({"name": "X"}), content_type="application/json"
+    )
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["detail"]
