@@ -74,7 +74,8 @@ class Endpoint:
         self.prompts = PromptRegistry()
         self.completers: dict[tuple[str, str, str], Completer] = {}
         self.server = Server(self)
-        self._instructions: str | None = None
+        self.server.state_codec = SignedRequestState(self)
+        self._instructions: tuple[tuple[str, str], str] | None = None
         self.viewset_registrations: list[ViewSetRegistration] = []
         endpoints.add(self)
 
@@ -231,12 +232,14 @@ class Endpoint:
         return info
 
     def instructions(self) -> str:
-        if self._instructions is None:
-            text = self.settings.INSTRUCTIONS
-            if not text and self.settings.INSTRUCTIONS_TEMPLATE:
-                text = render_to_string(self.settings.INSTRUCTIONS_TEMPLATE, {"endpoint": self})
-            self._instructions = (text or "").strip()
-        return self._instructions
+        # Rendered once per value of the settings, not once per request.
+        source = (self.settings.INSTRUCTIONS, self.settings.INSTRUCTIONS_TEMPLATE)
+        if self._instructions is None or self._instructions[0] != source:
+            text, template = source
+            if not text and template:
+                text = render_to_string(template, {"endpoint": self})
+            self._instructions = (source, (text or "").strip())
+        return self._instructions[1]
 
     def supported_versions(self) -> Sequence[str]:
         versions: Sequence[str] = self.settings.PROTOCOL_VERSIONS

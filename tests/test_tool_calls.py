@@ -73,3 +73,15 @@ def test_the_admin_lists_calls_read_only(
     page = client.get(f"/admin/mcp_endpoint/toolcall/{row.pk}/change/")
     assert page.status_code == 200
     assert b'name="tool"' not in page.content  # shown, not editable
+
+
+def test_instructions_follow_the_settings(settings: Any, mcp_client: Any, alice_key: str) -> None:
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    first = mcp_client(alice_key).result("initialize", params)
+    assert "task tracker" in first["instructions"]
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "INSTRUCTIONS": "Be brief."}
+    assert mcp_client(alice_key).result("initialize", params)["instructions"] == "Be brief."
