@@ -66,6 +66,8 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 # Left out of the text rendering (they stay in structuredContent): noise for a model.
 BOOKKEEPING_FIELDS = {"created", "updated", "modified", "created_at", "updated_at", "url"}
 IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}
+# drf-spectacular's errors for a view whose serializer it could not get (it skips the view).
+NO_SERIALIZER = re.compile(r"unable to guess serializer|exception raised while getting serializer")
 _build_lock = threading.RLock()
 
 
@@ -296,10 +298,15 @@ class ViewSetTool(Tool):
                 path, route.path_regex, "^/", method, generator.registry
             )
             components = generator.registry.build({}).get("schemas", {})
-            self.warnings = sorted(GENERATOR_STATS._warn_cache) + sorted(
-                GENERATOR_STATS._error_cache
-            )
+            errors = sorted(GENERATOR_STATS._error_cache)
+            self.warnings = sorted(GENERATOR_STATS._warn_cache) + [
+                e for e in errors if not NO_SERIALIZER.search(e)
+            ]
             GENERATOR_STATS.reset()
+        no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]
+        if no_serializer:
+            # drf-spectacular found no serializer and skipped the view: there is no schema.
+            raise SchemaError(no_serializer[0])
         operation = _plain(operation or {})
         components = _plain(components)
         # URL kwargs in order, against the names drf-spectacular gave them ({pk} -> {id}).
@@ -805,14 +812,22 @@ def _detail(data: Any) -> str:
     return ""
 
 
-def _field_errors(data: Any) -> dict[str, list[str]]:
+def _field_errors(data: Any) -> dict[str, Any]:
     if isinstance(data, dict):
-        return {
-            str(k): [str(m) for m in (v if isinstance(v, list) else [v])] for k, v in data.items()
-        }
+        return {str(k): _field_messages(v) for k, v in data.items()}
     if isinstance(data, list):
         return {"non_field_errors": [str(m) for m in data]}
     return {"non_field_errors": [str(data)]}
+
+
+def _field_messages(value: Any) -> Any:
+    """One field's messages as strings; a nested serializer's errors keep their shape, as in
+    the REST answer (``{"address": {"city": [...]}}``, ``{"items": {"1": {...}}}``)."""
+    if isinstance(value, dict):
+        return {str(k): _field_messages(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_field_messages(m) if isinstance(m, dict | list) else str(m) for m in value]
+    return [str(value)]
 
 
 def render_object(noun: str, data: Mapping[str, Any]) -> str:

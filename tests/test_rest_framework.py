@@ -1,0 +1,586 @@
+"""The DRF adapter (``mcp_endpoint.rest_framework``): viewsets become tools, seen through MCP.
+
+The product's three viewsets are checked against PROTOCOL.md §5 (names, annotations,
+portable schemas, a committed snapshot of ``tools/list``). The shapes of viewset a host may
+have (a plain ``ViewSet``, a ``GenericViewSet`` of mixins, a ``ModelViewSet`` looked up by
+a slug, extra actions, a serializer per action) are registered on the tests' own endpoint
+in :mod:`tests.urls_drf_testing` and called through ``/drf-mcp``. Misconfigurations are
+system check errors.
+
+``UPDATE_SNAPSHOTS=1 pytest tests/test_rest_framework.py`` rewrites the snapshot.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.checks import CheckMessage, run_checks
+from django.test import Client
+from jsonschema import Draft202012Validator
+
+from mcp_endpoint import rest_framework as adapter
+from mcp_endpoint.checks import check_registries
+from mcp_endpoint.endpoint import Endpoint, endpoints
+from project.tracker.models import Comment, Project, Task
+from project.tracker.views import TaskViewSet
+from tests.conftest import MCPClient, make_key
+from tests.urls_drf_testing import drf_endpoint
+from tests.viewsets_testing import (
+    GADGETS,
+    GadgetViewSet,
+    HalfRoutedViewSet,
+    NoteViewSet,
+    SerializerlessViewSet,
+)
+
+pytestmark = pytest.mark.django_db
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
+
+# The product's viewset tools, in registration order, with the HTTP method of each.
+DEMO_TOOLS: dict[str, str] = {}
+for _noun, _plural in (("project", "projects"), ("task", "tasks"), ("comment", "comments")):
+    DEMO_TOOLS |= {
+        f"list_{_plural}": "GET",
+        f"get_{_noun}": "GET",
+        f"create_{_noun}": "POST",
+        f"replace_{_noun}": "PUT",
+        f"update_{_noun}": "PATCH",
+        f"delete_{_noun}": "DELETE",
+    }
+    if _noun == "task":
+        DEMO_TOOLS |= {"complete_task": "POST", "overdue_tasks": "GET"}
+
+DRF_TOOLS = [
+    "list_gadgets",
+    "get_gadget",
+    "create_shipment",
+    "browse_notes",
+    "get_note",
+    "create_note",
+    "list_people",
+    "get_person",
+    "create_person",
+    "update_person",
+    "active_people",
+    "deactivate_person",
+    "list_cards",
+    "get_card",
+    "reopen_card",
+    "urgent_cards",
+    "list_beacons",
+    "explode",
+    "create_fragile_project",
+    "create_refused_project",
+]
+
+
+def list_tools(rpc: MCPClient) -> list[dict[str, Any]]:
+    """Every page of ``tools/list``."""
+    tools: list[dict[str, Any]] = []
+    params: dict[str, Any] = {}
+    while True:
+        result = rpc.result("tools/list", params)
+        tools.extend(result["tools"])
+        if not result.get("nextCursor"):
+            return tools
+        params = {"cursor": result["nextCursor"]}
+
+
+@pytest.fixture
+def rpc(mcp_client: Callable[..., MCPClient], alice_key: str) -> MCPClient:
+    return mcp_client(alice_key)
+
+
+@pytest.fixture
+def product_tools(rpc: MCPClient) -> dict[str, dict[str, Any]]:
+    return {tool["name"]: tool for tool in list_tools(rpc)}
+
+
+# -- the product's tools --------------------------------------------------------------------
+
+
+def test_every_action_of_the_three_viewsets_is_a_tool(
+    product_tools: dict[str, dict[str, Any]],
+) -> None:
+    viewset_tools = [name for name in product_tools if name in DEMO_TOOLS]
+    assert viewset_tools == list(DEMO_TOOLS)
+    assert set(product_tools) - set(DEMO_TOOLS) == {"summarize_project"}
+
+
+def test_tools_list_matches_the_snapshot(product_tools: dict[str, dict[str, Any]]) -> None:
+    tools = list(product_tools.values())
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(json.dumps(tools, indent=2, ensure_ascii=False) + "\n")
+    assert SNAPSHOT.exists(), "No snapshot yet: run with UPDATE_SNAPSHOTS=1"
+    expected = json.loads(SNAPSHOT.read_text())
+    assert [t["name"] for t in tools] == [t["name"] for t in expected]
+    for got, want in zip(tools, expected, strict=True):
+        assert got == want, f"{got['name']} differs from the snapshot (UPDATE_SNAPSHOTS=1)"
+
+
+def schema_problems(schema: Any, where: str = "#") -> list[str]:
+    """``$ref`` and type arrays anywhere in ``schema``."""
+    problems: list[str] = []
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            problems.append(f"{where}: $ref")
+        if isinstance(schema.get("type"), list):
+            problems.append(f"{where}: type array {schema['type']}")
+        for key, value in schema.items():
+            problems.extend(schema_problems(value, f"{where}/{key}"))
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            problems.extend(schema_problems(value, f"{where}/{index}"))
+    return problems
+
+
+def assert_portable(tool: dict[str, Any]) -> None:
+    for key in ("inputSchema", "outputSchema"):
+        schema = tool.get(key)
+        if schema is None:
+            assert key == "outputSchema", tool["name"]
+            continue
+        Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object", (tool["name"], key)
+        assert schema_problems(schema) == [], (tool["name"], key)
+    assert tool["inputSchema"].get("additionalProperties") is False, tool["name"]
+
+
+def test_every_schema_is_portable_2020_12(product_tools: dict[str, dict[str, Any]]) -> None:
+    assert len(product_tools) == len(DEMO_TOOLS) + 1
+    for tool in product_tools.values():
+        assert_portable(tool)
+
+
+def test_the_schema_walk_finds_what_it_looks_for() -> None:
+    bad = {"type": "object", "properties": {"a": {"items": [{"$ref": "#/x"}]}, "b": {}}}
+    bad["properties"]["b"] = {"type": ["string", "null"]}
+    assert schema_problems(bad) == [
+        "#/properties/a/items/0: $ref",
+        "#/properties/b: type array ['string', 'null']",
+    ]
+
+
+def test_input_schemas_follow_the_serializer_and_filterset(
+    product_tools: dict[str, dict[str, Any]],
+) -> None:
+    create = product_tools["create_task"]["inputSchema"]
+    assert set(create["properties"]) == {
+        "project",
+        "title",
+        "description",
+        "status",
+        "priority",
+        "due",
+        "assignee",
+    }
+    assert sorted(create["required"]) == ["project", "title"]
+    assert create["properties"]["due"]["anyOf"] == [
+        {"type": "string", "format": "date"},
+        {"type": "null"},
+    ]
+    assert create["properties"]["status"]["enum"] == ["open", "in_progress", "done"]
+    assert create["properties"]["title"]["maxLength"] == 200
+    assert "required" not in {
+        k: v for k, v in product_tools["update_task"]["inputSchema"].items() if k != "required"
+    }
+    assert product_tools["update_task"]["inputSchema"]["required"] == ["id"]
+    assert sorted(product_tools["replace_task"]["inputSchema"]["required"]) == [
+        "id",
+        "project",
+        "title",
+    ]
+    listing = product_tools["list_tasks"]["inputSchema"]["properties"]
+    assert set(listing) == {
+        "status",
+        "priority",
+        "project",
+        "assignee",
+        "due_before",
+        "due_after",
+        "search",
+        "ordering",
+        "page",
+        "page_size",
+    }
+    assert "-due" in listing["ordering"]["enum"]
+    assert listing["due_before"]["format"] == "date"
+    output = product_tools["list_tasks"]["outputSchema"]
+    assert set(output["properties"]) == {"count", "next", "previous", "results"}
+    assert product_tools["get_task"]["outputSchema"]["properties"]["created"]["format"] == (
+        "date-time"
+    )
+
+
+def test_annotations_follow_the_http_method(product_tools: dict[str, dict[str, Any]]) -> None:
+    for name, method in DEMO_TOOLS.items():
+        annotations = product_tools[name]["annotations"]
+        assert annotations["openWorldHint"] is False, name
+        assert annotations["readOnlyHint"] is (method == "GET"), name
+        assert annotations["idempotentHint"] is (method != "POST"), name
+        if method == "GET":
+            assert annotations.get("destructiveHint") in (None, False), name
+        else:
+            assert annotations["destructiveHint"] is (method == "DELETE"), name
+        assert annotations["title"] == product_tools[name]["title"]
+
+
+def test_descriptions_come_from_docstrings(product_tools: dict[str, dict[str, Any]]) -> None:
+    assert product_tools["complete_task"]["description"] == (
+        "Mark the task done; a task that is already done is a conflict."
+    )
+    assert product_tools["overdue_tasks"]["description"] == (
+        "Open tasks whose due date has passed, most overdue first."
+    )
+    assert product_tools["list_tasks"]["description"].endswith(
+        "Tasks in the projects you belong to."
+    )
+
+
+def test_a_delete_answers_with_a_short_text(rpc: MCPClient, project: Project) -> None:
+    task = project.tasks.get(title="Ship it")
+    result = rpc.call("delete_task", {"id": task.pk})
+    assert result == {
+        "content": [{"type": "text", "text": f"Deleted task {task.pk}."}],
+        "isError": False,
+    }
+    assert not Task.objects.filter(pk=task.pk).exists()
+
+
+# -- the shapes of viewset a host may register ----------------------------------------------
+
+drf_urls = pytest.mark.urls("tests.urls_drf_testing")
+
+
+@pytest.fixture
+def drf_rpc(mcp_client: Callable[..., MCPClient], alice_key: str) -> MCPClient:
+    return mcp_client(alice_key, "/drf-mcp")
+
+
+@pytest.fixture
+def drf_tools(drf_rpc: MCPClient) -> dict[str, dict[str, Any]]:
+    return {tool["name"]: tool for tool in list_tools(drf_rpc)}
+
+
+def ok(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["isError"] is False, result
+    structured: dict[str, Any] = result.get("structuredContent", {})
+    return structured
+
+
+@drf_urls
+def test_names_follow_include_exclude_and_overrides(drf_tools: dict[str, Any]) -> None:
+    assert list(drf_tools) == DRF_TOOLS
+    # include= left destroy out of the notes; exclude= left update and destroy out of people.
+    assert not {"delete_note", "replace_person", "delete_person"} & set(drf_tools)
+
+
+@drf_urls
+def test_the_tests_endpoint_schemas_are_portable(drf_tools: dict[str, Any]) -> None:
+    for tool in drf_tools.values():
+        assert_portable(tool)
+
+
+@drf_urls
+def test_the_tests_endpoint_passes_the_system_checks() -> None:
+    messages = [m for m in check_registries() if m.obj is drf_endpoint]
+    assert messages == []
+
+
+@drf_urls
+def test_a_plain_viewset(drf_tools: dict[str, Any], drf_rpc: MCPClient) -> None:
+    listing = drf_tools["list_gadgets"]
+    # Unpaginated: a bare list answer is wrapped, since structuredContent is an object.
+    assert listing["outputSchema"]["required"] == ["results"]
+    item = listing["outputSchema"]["properties"]["results"]["items"]
+    assert item["properties"]["colour"]["enum"] == ["red", "green", "blue"]
+    assert drf_tools["get_gadget"]["inputSchema"]["properties"] == {"id": {"type": "integer"}}
+    assert drf_tools["get_gadget"]["description"].endswith("Gadgets from a fixed catalogue.")
+
+    assert ok(drf_rpc.call("list_gadgets")) == {"results": list(GADGETS.values())}
+    result = drf_rpc.call("get_gadget", {"id": 2})
+    assert ok(result) == GADGETS[2]
+    assert result["content"][0]["text"] == "Gadget 2: name=Widget, colour=blue"
+    missing = drf_rpc.call("get_gadget", {"id": 9})
+    assert missing["structuredContent"]["error"] == {
+        "code": "not_found",
+        "message": "No such gadget.",
+    }
+
+
+@drf_urls
+def test_an_unpaginated_list_is_capped_with_a_note(drf_rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_LIST_ITEMS": 1}
+    result = drf_rpc.call("list_gadgets")
+    assert ok(result) == {"results": [GADGETS[1]]}
+    text = result["content"][0]["text"]
+    assert text.endswith(
+        "[showing the first 1 of 2 gadgets; narrow the query with filters or search]"
+    )
+
+
+@drf_urls
+def test_nested_serializers(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, client: Client, alice_key: str
+) -> None:
+    schema = drf_tools["create_shipment"]["inputSchema"]
+    assert sorted(schema["required"]) == ["address", "parcels", "reference"]
+    address = schema["properties"]["address"]
+    assert address["type"] == "object"
+    assert sorted(address["required"]) == ["city", "street"]
+    parcels = schema["properties"]["parcels"]
+    assert parcels["type"] == "array"
+    assert parcels["items"]["properties"]["weight"] == {
+        "type": "number",
+        "format": "double",
+        "minimum": 0.1,
+        "description": "In kilograms.",
+    }
+
+    good = {
+        "reference": "R-1",
+        "address": {"street": "1 Main St", "city": "Springfield"},
+        "parcels": [{"label": "box", "weight": 2.5}],
+    }
+    assert ok(drf_rpc.call("create_shipment", good)) == good
+
+    bad = {
+        "reference": "R-2",
+        "address": {"street": "1 Main St"},
+        "parcels": [{"label": "box", "weight": 2.5}, {"label": "crate", "weight": 0}],
+    }
+    result = drf_rpc.call("create_shipment", bad)
+    rest = client.post(
+        "/shipments/",
+        bad,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {alice_key}"},
+    )
+    assert rest.status_code == 400
+    fields = result["structuredContent"]["error"]["fields"]
+    # The nested messages keep their shape, as strings, never a Python repr.
+    assert fields == rest.json()
+    assert fields["address"] == {"city": ["This field is required."]}
+    assert "ErrorDetail" not in result["content"][0]["text"]
+
+
+@drf_urls
+def test_a_generic_viewset_of_mixins(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, project: Project, alice: Any
+) -> None:
+    assert drf_tools["create_note"]["description"] == "Leave a note on a task."
+    assert drf_tools["browse_notes"]["title"] == "List notes"
+    assert sorted(drf_tools["create_note"]["inputSchema"]["required"]) == ["body", "task"]
+    task = project.tasks.first()
+    assert task is not None
+    made = ok(drf_rpc.call("create_note", {"task": task.pk, "body": "Remember the logo"}))
+    assert made["author"] == "alice"
+    assert Comment.objects.get(pk=made["id"]).body == "Remember the logo"
+    assert ok(drf_rpc.call("get_note", {"id": made["id"]})) == made
+    assert ok(drf_rpc.call("browse_notes"))["results"] == [made]
+
+
+@drf_urls
+def test_a_model_viewset_with_a_slug_lookup(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, bob: Any, client: Client, alice_key: str
+) -> None:
+    get_person = drf_tools["get_person"]["inputSchema"]
+    assert get_person["required"] == ["username"]
+    assert get_person["properties"]["username"]["type"] == "string"
+    person = ok(drf_rpc.call("get_person", {"username": "bob"}))
+    assert person == {
+        "username": "bob",
+        "email": "bob@example.com",
+        "first_name": "",
+        "is_active": True,
+    }
+    rest = client.get("/people/bob/", headers={"Authorization": f"Bearer {alice_key}"})
+    assert rest.json() == person
+
+    # The body's username would collide with the lookup's, so the body is an argument of its own.
+    update = drf_tools["update_person"]["inputSchema"]
+    assert update["required"] == ["username"]
+    assert set(update["properties"]["body"]["properties"]) == {"username", "email", "first_name"}
+    renamed = ok(
+        drf_rpc.call("update_person", {"username": "bob", "body": {"first_name": "Robert"}})
+    )
+    assert renamed["first_name"] == "Robert"
+    bob.refresh_from_db()
+    assert bob.first_name == "Robert"
+
+    made = ok(drf_rpc.call("create_person", {"username": "dave", "email": "dave@example.com"}))
+    assert made["username"] == "dave"
+    refused = drf_rpc.call("create_person", {"username": "bob"})
+    assert refused["structuredContent"]["error"]["fields"] == {
+        "username": ["A user with that username already exists."]
+    }
+
+
+@drf_urls
+def test_detail_and_list_actions(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, bob: Any, alice: Any
+) -> None:
+    deactivate = drf_tools["deactivate_person"]
+    assert deactivate["inputSchema"]["required"] == ["username"]
+    assert deactivate["description"] == "Deactivate the person: they can no longer sign in."
+    active = drf_tools["active_people"]
+    assert active["description"] == "People who can sign in."
+    assert {"page", "page_size", "search", "ordering"} <= set(active["inputSchema"]["properties"])
+
+    before = ok(drf_rpc.call("active_people"))
+    assert [p["username"] for p in before["results"]] == ["alice", "bob"]
+    assert ok(drf_rpc.call("deactivate_person", {"username": "bob"}))["is_active"] is False
+    after = ok(drf_rpc.call("active_people", {"search": "b"}))
+    assert after["results"] == []
+    # A boolean filter goes into the query string the way a REST client writes it.
+    inactive = ok(drf_rpc.call("list_people", {"is_active": False}))
+    assert [p["username"] for p in inactive["results"]] == ["bob"]
+
+
+@drf_urls
+def test_a_serializer_per_action(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, project: Project
+) -> None:
+    summary = {"id", "title", "status"}
+    items = drf_tools["list_cards"]["outputSchema"]["properties"]["results"]["items"]
+    assert set(items["properties"]) == summary
+    urgent = drf_tools["urgent_cards"]["outputSchema"]["properties"]["results"]["items"]
+    assert set(urgent["properties"]) == summary
+    full = set(drf_tools["get_card"]["outputSchema"]["properties"])
+    assert full > summary and "priority" in full
+    assert set(drf_tools["reopen_card"]["outputSchema"]["properties"]) == full
+    assert drf_tools["reopen_card"]["inputSchema"]["required"] == ["id"]
+
+    cards = ok(drf_rpc.call("list_cards"))["results"]
+    assert [set(card) for card in cards] == [summary] * 3
+    done = project.tasks.get(status="done")
+    card = ok(drf_rpc.call("get_card", {"id": done.pk}))
+    assert set(card) == full
+    reopened = ok(drf_rpc.call("reopen_card", {"id": done.pk}))
+    assert reopened["status"] == "open"
+    assert Task.objects.get(pk=done.pk).status == "open"
+    assert [c["title"] for c in ok(drf_rpc.call("urgent_cards"))["results"]] == ["Fix login"]
+
+
+@drf_urls
+def test_annotations_overridden_per_action(drf_tools: dict[str, Any]) -> None:
+    assert drf_tools["deactivate_person"]["annotations"] == {
+        "title": "Deactivate person",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": False,
+    }
+    get_person = drf_tools["get_person"]
+    assert get_person["annotations"]["openWorldHint"] is True
+    assert get_person["annotations"]["readOnlyHint"] is True
+    assert get_person["title"] == get_person["annotations"]["title"] == "Look a person up"
+    # Not overridden: the defaults.
+    assert drf_tools["create_person"]["annotations"]["destructiveHint"] is False
+    assert drf_tools["update_person"]["annotations"]["idempotentHint"] is True
+
+
+@drf_urls
+def test_the_views_scopes_decide_visibility(
+    mcp_client: Callable[..., MCPClient], alice: Any
+) -> None:
+    read_only = {t["name"] for t in list_tools(mcp_client(make_key(alice, "read"), "/drf-mcp"))}
+    assert {"list_gadgets", "get_person", "active_people", "list_cards"} <= read_only
+    assert not {"create_note", "update_person", "deactivate_person", "reopen_card"} & read_only
+    # Views without a scope permission are shown to every credential.
+    assert {"list_beacons", "explode"} <= read_only
+
+
+@drf_urls
+def test_calls_run_through_the_views_own_queryset(
+    mcp_client: Callable[..., MCPClient], project: Project, carol: Any
+) -> None:
+    carol_rpc = mcp_client(make_key(carol, "read write"), "/drf-mcp")
+    assert ok(carol_rpc.call("list_cards"))["results"] == []
+    task = project.tasks.first()
+    assert task is not None
+    error = carol_rpc.call("reopen_card", {"id": task.pk})["structuredContent"]["error"]
+    assert error["code"] == "not_found"
+
+
+# -- misconfiguration is a system check error -----------------------------------------------
+
+
+@pytest.fixture
+def scratch_endpoint() -> Iterator[Endpoint]:
+    """An endpoint for one test; it leaves the set the system checks look at afterwards."""
+    endpoint = Endpoint("scratch")
+    yield endpoint
+    endpoints.discard(endpoint)
+    del endpoint
+    gc.collect()
+
+
+def errors_for(endpoint: Endpoint, messages: list[CheckMessage] | None = None) -> list[Any]:
+    found = messages if messages is not None else check_registries()
+    return [m for m in found if m.obj is endpoint and m.is_serious()]
+
+
+def test_an_unknown_action_in_include(scratch_endpoint: Endpoint) -> None:
+    scratch_endpoint.register_viewset(GadgetViewSet, include=["list", "frobnicate"])
+    [error] = errors_for(scratch_endpoint)
+    assert error.id == "mcp_endpoint.E020"
+    assert "GadgetViewSet has no action 'frobnicate'" in error.msg
+    assert error.hint == "Its actions are: list, retrieve."
+
+
+def test_an_unknown_action_in_names(scratch_endpoint: Endpoint) -> None:
+    scratch_endpoint.register_viewset(
+        NoteViewSet, names={"lst": "browse"}, annotations={"retrieve": {"openWorldHint": True}}
+    )
+    errors = errors_for(scratch_endpoint, run_checks())
+    assert [e.id for e in errors] == ["mcp_endpoint.E020"]
+    assert "'lst'" in errors[0].msg
+    assert "create, destroy, list, retrieve" in errors[0].hint
+
+
+def test_a_duplicate_tool_name(scratch_endpoint: Endpoint) -> None:
+    scratch_endpoint.register_viewset(TaskViewSet)
+    scratch_endpoint.register_viewset(GadgetViewSet, names={"list": "get_task"})
+    errors = errors_for(scratch_endpoint)
+    assert [e.id for e in errors] == ["mcp_endpoint.E010"]
+    assert "'get_task'" in errors[0].msg
+    assert errors[0].hint
+    # Never a silent overwrite: the first registration keeps the name.
+    tool = scratch_endpoint.tools.get("get_task")
+    assert isinstance(tool, adapter.ViewSetTool) and tool.registration.viewset is TaskViewSet
+
+
+def test_a_tool_name_clients_refuse(scratch_endpoint: Endpoint) -> None:
+    scratch_endpoint.register_viewset(GadgetViewSet, names={"list": "list gadgets!"})
+    assert [e.id for e in errors_for(scratch_endpoint)] == ["mcp_endpoint.E011"]
+
+
+def test_a_viewset_with_no_serializer(scratch_endpoint: Endpoint) -> None:
+    scratch_endpoint.register_viewset(SerializerlessViewSet)
+    errors = errors_for(scratch_endpoint)
+    assert [e.id for e in errors] == ["mcp_endpoint.E022"]
+    assert "SerializerlessViewSet.list" in errors[0].msg
+    assert "serializer_class" in errors[0].hint
+
+
+@drf_urls
+def test_an_action_the_url_conf_does_not_route(
+    scratch_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The routes are read from the URL conf once per process; read them from this one.
+    monkeypatch.setattr(adapter, "_url_routes", None)
+    scratch_endpoint.register_viewset(HalfRoutedViewSet)
+    errors = errors_for(scratch_endpoint)
+    assert [e.id for e in errors] == ["mcp_endpoint.E021"]
+    assert "HalfRoutedViewSet.retrieve has no route" in errors[0].msg
+    assert errors[0].hint
+    assert [t.name for t in scratch_endpoint.tools] == ["list_tasks", "get_task"]
