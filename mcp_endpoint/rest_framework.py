@@ -364,7 +364,18 @@ class ViewSetTool(Tool):
         self._output_schema = self.output_from(operation, components)
         self._required_scopes = required_scopes(view, method)
         self._annotations = self.annotations_for(method)
-        self._description = self.description_for(operation)
+        self._description = self.description_for(operation, set(properties))
+        if (
+            method == "GET"
+            and not route.detail
+            and not self.list_output
+            and not ("results" in (self._output_schema or {}).get("properties", {}))
+        ):
+            self.warnings.append(
+                f"the list action {self.action!r} is described as returning one object, so "
+                "its tool gets no filter or page arguments and an output schema that the "
+                "answer will not match; add @extend_schema(responses=Serializer(many=True))"
+            )
         reg = self.registration
         self.callback = reg.dedup_class.as_view(route.callback.actions, **route.callback.initkwargs)
 
@@ -418,9 +429,12 @@ class ViewSetTool(Tool):
             else reg.singular
         )
         verb = STANDARD_ACTIONS.get(self.action, (self.action, False))[0]
+        default_title = f"{verb.replace('_', ' ').capitalize()} {noun.replace('_', ' ')}"
+        if self.options.name:
+            # A renamed tool is titled after its name, not after the action it replaced.
+            default_title = self.options.name.replace("_", " ").capitalize()
         annotations: dict[str, Any] = {
-            "title": self.options.title
-            or f"{verb.replace('_', ' ').capitalize()} {noun.replace('_', ' ')}",
+            "title": self.options.title or default_title,
             "readOnlyHint": method in SAFE_METHODS,
         }
         if method not in SAFE_METHODS:
@@ -430,7 +444,7 @@ class ViewSetTool(Tool):
         annotations.update(self.options.annotations)
         return annotations
 
-    def description_for(self, operation: dict[str, Any]) -> str:
+    def description_for(self, operation: dict[str, Any], arguments: set[str]) -> str:
         if self.options.description:
             return self.options.description
         reg = self.registration
@@ -446,10 +460,27 @@ class ViewSetTool(Tool):
             return own or _first_paragraph(described) or self.name.replace("_", " ")
         if described and _first_paragraph(described) != viewset_doc:
             return _first_paragraph(described)
+        ways = [
+            label
+            for label, present in (
+                ("a page at a time", bool(arguments & {"page", "limit", "cursor"})),
+                (
+                    "with filters",
+                    bool(
+                        arguments
+                        - {"page", "page_size", "limit", "offset", "cursor", "search", "ordering"}
+                    ),
+                ),
+                ("searchable", "search" in arguments),
+                ("in the order you ask", "ordering" in arguments),
+            )
+            if present
+        ]
+        lookup = next(iter(self.path_arguments), "id")
         default = {
-            "list": f"List {reg.plural.replace('_', ' ')}, a page at a time, with filters, "
-            "search and ordering.",
-            "retrieve": f"Get one {reg.singular.replace('_', ' ')} by id.",
+            "list": f"List {reg.plural.replace('_', ' ')}"
+            + (f", {', '.join(ways)}." if ways else "."),
+            "retrieve": f"Get one {reg.singular.replace('_', ' ')} by {lookup}.",
             "create": f"Create a {reg.singular.replace('_', ' ')}.",
             "update": f"Replace a {reg.singular.replace('_', ' ')}: every writable field.",
             "partial_update": f"Update some fields of a {reg.singular.replace('_', ' ')}.",
@@ -606,7 +637,28 @@ class ViewSetTool(Tool):
 
 
 def _deduplicating_subclass(viewset: type[ViewSetMixin]) -> type[Any]:
-    """The viewset, with throttles already counted for this MCP request not counted twice."""
+    """The viewset as it runs a tool call: the caller's credential, counted once.
+
+    Two things differ from a REST request, both so one MCP request is one REST request:
+    the credential the transport already authenticated is handed to the view when the view
+    accepts that kind of credential (authenticating again would cost a second look-up, and
+    would refuse an OAuth token bound to the MCP endpoint because the view's URL is another
+    resource); and throttle keys the transport already counted are not counted again.
+    """
+
+    def initialize_request(self: Any, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        drf_request = viewset.initialize_request(self, request, *args, **kwargs)  # type: ignore[attr-defined]
+        call = getattr(request, "mcp", None)
+        credential = getattr(call, "credential", None)
+        authenticator = getattr(credential, "authenticator", None)
+        if authenticator is not None and any(
+            isinstance(authenticator, type(a)) for a in drf_request.authenticators
+        ):
+            # Set deliberately, all three, so nothing lazily authenticates again.
+            drf_request._authenticator = authenticator
+            drf_request.user = credential.user
+            drf_request.auth = credential.auth
+        return drf_request
 
     def check_throttles(self: Any, request: Request) -> None:
         counted = throttling.counted_keys(request._request)
@@ -628,6 +680,7 @@ def _deduplicating_subclass(viewset: type[ViewSetMixin]) -> type[Any]:
         (viewset,),
         {
             "check_throttles": check_throttles,
+            "initialize_request": initialize_request,
             "__module__": viewset.__module__,
             "__qualname__": viewset.__qualname__,
             "__doc__": viewset.__doc__,

@@ -16,12 +16,14 @@ import gc
 import json
 import os
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.checks import CheckMessage, run_checks
 from django.test import Client
+from django.utils import timezone
 from jsonschema import Draft202012Validator
 
 from mcp_endpoint import rest_framework as adapter
@@ -74,6 +76,7 @@ DRF_TOOLS = [
     "get_card",
     "reopen_card",
     "urgent_cards",
+    "list_token_cards",
     "list_beacons",
     "explode",
     "create_fragile_project",
@@ -377,7 +380,7 @@ def test_a_generic_viewset_of_mixins(
     drf_tools: dict[str, Any], drf_rpc: MCPClient, project: Project, alice: Any
 ) -> None:
     assert drf_tools["create_note"]["description"] == "Leave a note on a task."
-    assert drf_tools["browse_notes"]["title"] == "List notes"
+    assert drf_tools["browse_notes"]["title"] == "Browse notes"  # titled after its new name
     assert sorted(drf_tools["create_note"]["inputSchema"]["required"]) == ["body", "task"]
     task = project.tasks.first()
     assert task is not None
@@ -584,3 +587,31 @@ def test_an_action_the_url_conf_does_not_route(
     assert "HalfRoutedViewSet.retrieve has no route" in errors[0].msg
     assert errors[0].hint
     assert [t.name for t in scratch_endpoint.tools] == ["list_tasks", "get_task"]
+
+
+@drf_urls
+def test_the_view_still_chooses_which_credentials_it_accepts(
+    client: Any, drf_rpc: MCPClient, alice_key: str, alice: Any, project: Project
+) -> None:
+    # The view authenticates with OAuth tokens only: an API key is refused at /api/ and,
+    # through the same view, at /mcp, though the MCP endpoint itself accepts the key.
+    rest = client.get("/token-cards/", headers={"Authorization": f"Bearer {alice_key}"})
+    assert rest.status_code in (401, 403)
+    error = drf_rpc.call("list_token_cards")["structuredContent"]["error"]
+    assert error["code"] == "permission_denied"
+
+    from oauth2_provider.models import AccessToken, Application
+
+    app = Application.objects.create(
+        name="t", client_type="confidential", authorization_grant_type="authorization-code",
+        user=alice, redirect_uris="http://127.0.0.1/cb",
+    )  # fmt: skip
+    AccessToken.objects.create(
+        user=alice, application=app, token="token-cards-0123456789", scope="read",
+        expires=timezone.now() + timedelta(hours=1),
+    )  # fmt: skip
+    with_token = MCPClient(client, "/drf-mcp", "token-cards-0123456789")
+    listed = ok(with_token.call("list_token_cards"))
+    assert {row["id"] for row in listed["results"]} == set(
+        project.tasks.values_list("id", flat=True)
+    )

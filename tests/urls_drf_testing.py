@@ -27,6 +27,7 @@ from tests.viewsets_testing import (
     PersonViewSet,
     RefusingProjectViewSet,
     ShipmentViewSet,
+    TokenOnlyBoardViewSet,
 )
 
 drf_endpoint = Endpoint("drf-tests", settings={"SERVER_NAME": "drf-tests"})
@@ -62,6 +63,12 @@ REGISTRATIONS: list[tuple[str, type[Any], str, dict[str, Any]]] = [
         },
     ),
     ("cards", BoardViewSet, "card", {"singular": "card", "plural": "cards"}),
+    (
+        "token-cards",
+        TokenOnlyBoardViewSet,
+        "token-card",
+        {"singular": "token_card", "plural": "token_cards", "include": ["list"]},
+    ),
     ("beacons", BeaconViewSet, "beacon", {}),
     ("explosions", ExplodingViewSet, "exploding", {"names": {"list": "explode"}}),
     (

@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from oauth2_provider.contrib.rest_framework import TokenHasReadWriteScope
+from oauth2_provider.contrib.rest_framework import OAuth2Authentication, TokenHasReadWriteScope
 from rest_framework import exceptions, mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
@@ -201,6 +201,12 @@ class BoardViewSet(viewsets.ReadOnlyModelViewSet[Task]):
         page = self.paginate_queryset(queryset)
         assert page is not None
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class TokenOnlyBoardViewSet(BoardViewSet):
+    """The board, for OAuth tokens only: API keys are not among its authentication classes."""
+
+    authentication_classes = [OAuth2Authentication]
 
 
 # -- failures --------------------------------------------------------------------------------
