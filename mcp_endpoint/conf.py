@@ -81,9 +81,39 @@ DEFAULTS: dict[str, Any] = {
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],
     # The canonical URL of the endpoint for OAuth resource binding; None derives it per request.
     "RESOURCE_URL": None,
+    # OAuth: what django-oauth-toolkit leaves to its host. Everything the toolkit knows
+    # (PKCE, registration on or off, metadata documents, scopes) stays in OAUTH2_PROVIDER.
+    # Checks every dynamic registration must pass, in order, before the toolkit sees it.
+    "OAUTH_REGISTRATION_POLICY_CLASSES": [
+        "mcp_endpoint.oauth.registration.ApplicationTypePolicy",
+        "mcp_endpoint.oauth.registration.RedirectURIPolicy",
+    ],
+    # Throttles on the registration endpoint (DRF throttle classes, counted per client IP).
+    "OAUTH_REGISTRATION_THROTTLE_CLASSES": [
+        "mcp_endpoint.oauth.registration.RegistrationRateThrottle"
+    ],
+    # Registrations one address may make, in DRF's rate syntax; None for no limit.
+    "OAUTH_REGISTRATION_RATE": "20/hour",
+    # Hosts an https redirect URI may name, in ALLOWED_HOSTS syntax ("*" for any host).
+    # Loopback (any port, http or https) is always allowed, for native clients (RFC 8252);
+    # private-use schemes are those in OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"].
+    "OAUTH_REDIRECT_URI_HOSTS": [
+        "claude.ai",
+        "claude.com",
+        "chatgpt.com",
+        "chat.openai.com",
+        "platform.openai.com",
+        "vscode.dev",
+        "insiders.vscode.dev",
+    ],
 }
 
-IMPORT_STRINGS = {"AUTHENTICATION_CLASSES", "THROTTLE_CLASSES"}
+IMPORT_STRINGS = {
+    "AUTHENTICATION_CLASSES",
+    "THROTTLE_CLASSES",
+    "OAUTH_REGISTRATION_POLICY_CLASSES",
+    "OAUTH_REGISTRATION_THROTTLE_CLASSES",
+}
 
 
 class MCPSettings:

@@ -15,6 +15,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("project.tracker.urls")),
+    # OAuth for MCP clients: the well-known documents and slash-optional endpoints first,
+    # then django-oauth-toolkit itself (its views, names and the connected-clients pages).
+    path("", include("mcp_endpoint.oauth.urls")),
     path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     path("mcp", mcp_site.urls),
     path("conformance/mcp", fixture.urls),

@@ -1,0 +1,134 @@
+"""The metadata documents clients read first: RFC 9728 for ``/mcp``, RFC 8414 for the server.
+
+Both views are django-oauth-toolkit's own, told what only this app knows: which MCP
+endpoint a protected-resource document describes (its canonical URL and the scopes its
+tools use), and which issuer the authorisation server really has.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServerMetadataView
+
+if TYPE_CHECKING:
+    from mcp_endpoint.endpoint import Endpoint
+
+
+def endpoint_at(path: str) -> Endpoint | None:
+    """The MCP endpoint that answers ``path`` (``/mcp`` or ``/mcp/``), or None."""
+    from mcp_endpoint.views import MCPView
+
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return None
+    view_class = getattr(match.func, "view_class", None)
+    if view_class is None or not issubclass(view_class, MCPView):
+        return None
+    endpoint: Endpoint | None = getattr(match.func, "view_initkwargs", {}).get("endpoint")
+    return endpoint
+
+
+def endpoint_path(endpoint: Endpoint) -> str:
+    """The path ``endpoint`` is mounted at, without a trailing slash (``/mcp``)."""
+    try:
+        path = reverse(f"{endpoint.name}:endpoint")
+    except NoReverseMatch:
+        path = f"/{endpoint.name}"
+    return path.rstrip("/") or "/"
+
+
+def resource_url(endpoint: Endpoint, request: HttpRequest, path: str | None = None) -> str:
+    """The canonical URL of ``endpoint``, as a user types it: the RFC 8707 resource.
+
+    ``MCP_ENDPOINT["RESOURCE_URL"]`` when set (a server behind a proxy that rewrites
+    paths); otherwise the absolute URL of the endpoint's path, without a trailing slash.
+    """
+    configured: str | None = endpoint.settings.RESOURCE_URL
+    if configured:
+        return configured
+    if path is None:
+        path = endpoint_path(endpoint)
+    return request.build_absolute_uri(path.rstrip("/") or "/")
+
+
+def not_found(description: str) -> JsonResponse:
+    return JsonResponse({"error": "not_found", "error_description": description}, status=404)
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """RFC 9728 metadata of an MCP endpoint.
+
+    At ``/.well-known/oauth-protected-resource/<path>`` it describes the endpoint mounted
+    at ``/<path>``; at the bare well-known URL, the view's ``endpoint`` (the default
+    ``mcp_endpoint.site``). ``resource`` is the endpoint's canonical URL and
+    ``scopes_supported`` the scopes its tools use; the authorisation servers and bearer
+    methods are the toolkit's settings.
+    """
+
+    endpoint: Endpoint | None = None
+    http_method_names = ["get", "head", "options"]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        resource_path = kwargs.get("resource_path")
+        if resource_path:
+            path = "/" + resource_path.strip("/")
+            found = endpoint_at(path)
+            if found is None:
+                return not_found(f"No MCP endpoint at {path}")
+            self.described, self.path = found, path
+        else:
+            if self.endpoint is None:
+                from mcp_endpoint.sites import site
+
+                self.endpoint = site
+            self.described, self.path = self.endpoint, None
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def get_resource(self, request: HttpRequest) -> str:
+        return resource_url(self.described, request, self.path)
+
+    def get_scopes_supported(self) -> list[str]:
+        return self.described.scopes()
+
+    def get_resource_name(self) -> str:
+        name: str = oauth2_settings.OAUTH2_PROTECTED_RESOURCE_NAME
+        settings = self.described.settings
+        return name or settings.SERVER_TITLE or settings.SERVER_NAME
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class AuthorizationServerMetadataView(OAuthServerMetadataView):
+    """RFC 8414 metadata of django-oauth-toolkit, served only for its real issuer.
+
+    The toolkit derives the issuer from the URL the document was fetched at, so any path
+    after the well-known prefix would make up a new issuer; here a path form that names
+    another issuer is a 404. The bare root form, which RFC 8414 reserves for an issuer
+    without a path, names the real issuer too: clients of the 2025-03-26 revision look
+    there first, and a document that contradicts the ``iss`` of every authorisation
+    response would only make them fail later and less clearly.
+    """
+
+    http_method_names = ["get", "head", "options"]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        issuer = oauth2_settings.oauth2_authorization_server_issuer(request)
+        derived = oauth2_settings.oauth2_metadata_issuer(request)
+        root = request.build_absolute_uri("/").rstrip("/")
+        if derived not in (issuer, root):
+            return not_found(f"This server's issuer is {issuer}")
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        if derived != issuer:
+            data = json.loads(response.content)
+            data["issuer"] = issuer
+            response.content = json.dumps(data).encode()
+        return response

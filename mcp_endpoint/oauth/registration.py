@@ -1,0 +1,305 @@
+"""Open dynamic client registration, bounded: the checks the toolkit leaves to its host.
+
+django-oauth-toolkit's registration endpoint (RFC 7591) creates the application; MCP
+clients register anonymously, so ``OAUTH2_PROVIDER["DCR_REGISTRATION_PERMISSION_CLASSES"]``
+lets anyone in, and this module puts limits in front of it:
+
+- a throttle per client address (``REGISTRATION_THROTTLE_CLASSES``, ``REGISTRATION_RATE``);
+- policies on the metadata (``REGISTRATION_POLICY_CLASSES``): which redirect URIs a client
+  may register, and what its ``application_type`` allows.
+
+The same redirect-URI policy applies to client ID metadata documents through
+:class:`MetadataDocumentFetcher`, so a client cannot get around it by hosting a document
+instead of registering.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.request import validate_host
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
+from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
+from rest_framework.throttling import SimpleRateThrottle
+
+from mcp_endpoint.conf import mcp_settings
+
+LOOPBACK_NAMES = {"localhost"}
+APPLICATION_TYPES = ("native", "web")
+
+
+class RegistrationRefused(Exception):
+    """A registration the policy refuses, with its RFC 7591 error code."""
+
+    def __init__(self, error: str, description: str, status: int = 400) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+
+    def response(self) -> JsonResponse:
+        return JsonResponse(
+            {"error": self.error, "error_description": self.description}, status=self.status
+        )
+
+
+def is_loopback_host(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def redirect_uris_of(metadata: dict[str, Any]) -> list[str]:
+    uris = metadata.get("redirect_uris", [])
+    if not isinstance(uris, list):
+        return []
+    return [uri for uri in uris if isinstance(uri, str)]
+
+
+class RegistrationPolicy:
+    """A check on the metadata of a client that registers (or updates its registration)."""
+
+    def check(self, request: HttpRequest | None, metadata: dict[str, Any]) -> None:
+        """Return if the metadata may be registered; raise :class:`RegistrationRefused`."""
+        raise NotImplementedError(".check() must be overridden")
+
+
+class RedirectURIPolicy(RegistrationPolicy):
+    """Redirect URIs a client may register, beyond the toolkit's own validation.
+
+    - ``http``: loopback hosts only, on any port (native clients, RFC 8252 §7.3);
+    - ``https``: loopback, or a host in ``MCP_ENDPOINT["OAUTH_REDIRECT_URI_HOSTS"]``;
+    - any other scheme: only a private-use scheme listed in the toolkit's
+      ``ALLOWED_REDIRECT_URI_SCHEMES`` (``cursor``, say), which the toolkit also checks
+      when it redirects.
+
+    No fragment, no user information, and at least one URI.
+    """
+
+    def check(self, request: HttpRequest | None, metadata: dict[str, Any]) -> None:
+        uris = metadata.get("redirect_uris")
+        if not isinstance(uris, list) or not uris:
+            raise RegistrationRefused("invalid_redirect_uri", "redirect_uris must not be empty")
+        for uri in uris:
+            if not isinstance(uri, str):
+                raise RegistrationRefused("invalid_redirect_uri", "Each redirect_uri is a string")
+            reason = self.refusal(uri)
+            if reason:
+                raise RegistrationRefused("invalid_redirect_uri", f"{uri!r}: {reason}")
+
+    def refusal(self, uri: str) -> str | None:
+        """Why ``uri`` may not be registered, or None when it may."""
+        try:
+            parts = urlsplit(uri)
+            host = parts.hostname
+            parts.port  # noqa: B018 - raises ValueError on a port out of range
+        except ValueError:
+            return "not a valid URI"
+        scheme = parts.scheme.lower()
+        if parts.fragment or "#" in uri:
+            return "a redirect URI may not have a fragment"
+        if parts.username is not None or parts.password is not None:
+            return "a redirect URI may not carry user information"
+        if scheme == "http":
+            if is_loopback_host(host):
+                return None
+            return "plain http is allowed for loopback addresses only"
+        if scheme == "https":
+            if not host:
+                return "an https redirect URI needs a host"
+            if is_loopback_host(host) or validate_host(host, self.allowed_hosts()):
+                return None
+            return f"the host {host} is not allowed for redirects"
+        private = {s.lower() for s in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
+        if scheme and scheme in private - {"http", "https"}:
+            return None
+        return f"the scheme {scheme or '(none)'!r} is not allowed"
+
+    def allowed_hosts(self) -> list[str]:
+        return list(mcp_settings.OAUTH_REDIRECT_URI_HOSTS or [])
+
+
+class ApplicationTypePolicy(RegistrationPolicy):
+    """``application_type`` (OpenID Connect Registration, required of MCP clients by SEP-837).
+
+    A ``web`` client is a server: its redirect URIs must be https on a real host. A
+    ``native`` client runs on the user's device: loopback, private-use schemes and https
+    are its kinds of redirect URI. When absent, it is inferred from the redirect URIs.
+    """
+
+    def check(self, request: HttpRequest | None, metadata: dict[str, Any]) -> None:
+        application_type = metadata.get("application_type")
+        if application_type is None:
+            return
+        if application_type not in APPLICATION_TYPES:
+            raise RegistrationRefused(
+                "invalid_client_metadata",
+                f"application_type must be one of {', '.join(APPLICATION_TYPES)}",
+            )
+        if application_type == "web":
+            for uri in redirect_uris_of(metadata):
+                parts = urlsplit(uri)
+                if parts.scheme.lower() != "https" or is_loopback_host(parts.hostname):
+                    raise RegistrationRefused(
+                        "invalid_redirect_uri",
+                        f"{uri!r}: a web application redirects to https on a public host",
+                    )
+
+
+def application_type_of(metadata: dict[str, Any]) -> str:
+    """The declared ``application_type``, or the one the redirect URIs imply."""
+    declared = metadata.get("application_type")
+    if declared in APPLICATION_TYPES:
+        return str(declared)
+    for uri in redirect_uris_of(metadata):
+        parts = urlsplit(uri)
+        if parts.scheme.lower() not in {"http", "https"} or is_loopback_host(parts.hostname):
+            return "native"
+    return "web"
+
+
+def check_policies(request: HttpRequest | None, metadata: dict[str, Any]) -> None:
+    for policy_class in mcp_settings.OAUTH_REGISTRATION_POLICY_CLASSES:
+        policy_class().check(request, metadata)
+
+
+class RegistrationRateThrottle(SimpleRateThrottle):
+    """Registrations per client address, at ``MCP_ENDPOINT["OAUTH_REGISTRATION_RATE"]``.
+
+    DRF's throttle, so the address is found as the REST API finds it (``NUM_PROXIES``).
+    """
+
+    scope = "mcp_oauth_registration"
+
+    def get_rate(self) -> str | None:
+        rate: str | None = mcp_settings.OAUTH_REGISTRATION_RATE
+        return rate
+
+    def get_cache_key(self, request: Any, view: Any) -> str | None:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def metadata_of(request: HttpRequest) -> dict[str, Any] | None:
+    """The JSON object in the body, or None (the toolkit answers malformed bodies itself)."""
+    try:
+        data = json.loads(request.body)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def with_application_type(response: HttpResponse, application_type: str) -> HttpResponse:
+    """Echo ``application_type`` in the registration response, as RFC 7591 §3.2.1 asks."""
+    if response.status_code not in (200, 201):
+        return response
+    data = json.loads(response.content)
+    data["application_type"] = application_type
+    return JsonResponse(data, status=response.status_code)
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class RegistrationView(DynamicClientRegistrationView):
+    """The toolkit's RFC 7591 endpoint, behind a throttle and the registration policies."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        wait = self.throttle_wait(request)
+        if wait is not None:
+            seconds = max(1, math.ceil(wait))
+            response = JsonResponse(
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": f"Too many registrations; retry in {seconds} s",
+                },
+                status=429,
+            )
+            response["Retry-After"] = str(seconds)
+            return response
+        metadata = metadata_of(request)
+        if metadata is not None:
+            try:
+                check_policies(request, metadata)
+            except RegistrationRefused as refused:
+                return refused.response()
+        response = super().post(request, *args, **kwargs)
+        if metadata is None:
+            return response
+        return with_application_type(response, application_type_of(metadata))
+
+    def throttle_wait(self, request: HttpRequest) -> float | None:
+        """None when the request may go on, else the seconds to wait."""
+        for throttle_class in mcp_settings.OAUTH_REGISTRATION_THROTTLE_CLASSES:
+            throttle = throttle_class()
+            if not throttle.allow_request(request, self):
+                wait: float | None = throttle.wait()
+                return wait or 0.0
+        return None
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """The toolkit's RFC 7592 endpoint; an update passes the same policies as a registration.
+
+    The registration access token is checked first, so a stranger learns nothing from the
+    policy's answer.
+    """
+
+    def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        auth = self._authenticate_registration_request(request, client_id)
+        if isinstance(auth, HttpResponse):
+            return auth
+        metadata = metadata_of(request)
+        if metadata is not None:
+            try:
+                check_policies(request, metadata)
+            except RegistrationRefused as refused:
+                return refused.response()
+        response: HttpResponse = super().put(request, client_id, *args, **kwargs)
+        if metadata is None:
+            return response
+        return with_application_type(response, application_type_of(metadata))
+
+
+class MetadataDocumentFetcher(SafeMetadataFetcher):
+    """The toolkit's SSRF-hardened fetcher, with the redirect-URI policy on the document.
+
+    Set ``OAUTH2_PROVIDER["CIMD_METADATA_FETCHER"]`` to this class. Besides what
+    :class:`RedirectURIPolicy` allows, a document may name https redirect URIs on its own
+    host: the site that publishes the client's identity is where it receives the code.
+    """
+
+    def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        metadata, max_age = super().fetch(client_id)
+        self.check(client_id, metadata)
+        return metadata, max_age
+
+    def check(self, client_id: str, metadata: dict[str, Any]) -> None:
+        """Raise :class:`~oauth2_provider.cimd.CIMDError` for a document the policy refuses."""
+        own_host = (urlsplit(client_id).hostname or "").lower()
+        policy = RedirectURIPolicy()
+        for uri in redirect_uris_of(metadata):
+            parts = urlsplit(uri)
+            if parts.scheme.lower() == "https" and (parts.hostname or "").lower() == own_host:
+                continue
+            reason = policy.refusal(uri)
+            if reason:
+                raise CIMDError(f"redirect URI {uri!r} refused: {reason}")
+        try:
+            ApplicationTypePolicy().check(None, metadata)
+        except RegistrationRefused as refused:
+            raise CIMDError(refused.description) from refused

@@ -1,0 +1,165 @@
+"""The consent step: django-oauth-toolkit's authorisation view, with what a user must see.
+
+The toolkit validates the request, renders the form and issues the code. This view adds:
+
+- who the client is and where it came from (it registered itself, a metadata document
+  describes it, or an administrator created it), the scopes in plain words, and the
+  resource the token will be bound to, for the consent template;
+- a ``plain`` PKCE challenge refused before the consent page, not after the user approved;
+- ``iss`` (RFC 9207) on error responses too, not only on success.
+
+And the token endpoint answers every error as JSON, as clients expect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import AbstractApplication
+from oauth2_provider.oauth2_backends import _add_iss_to_redirect
+from oauth2_provider.scopes import get_scopes_backend
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
+from oauth2_provider.views import TokenView as ToolkitTokenView
+from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
+
+from mcp_endpoint.oauth.metadata import endpoint_at, resource_url
+from mcp_endpoint.oauth.registration import is_loopback_host
+
+PKCE_METHODS = ("S256",)
+
+
+@dataclass(frozen=True)
+class ClientDescription:
+    """What the consent page says about a client."""
+
+    name: str
+    client_id: str
+    source: str
+    source_label: str
+    origin: str
+    metadata_url: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceDescription:
+    """A resource the token will be bound to, and the MCP server it names, if any."""
+
+    url: str
+    server_title: str | None = None
+
+
+def host_label(uri: str) -> str:
+    host = urlsplit(uri).hostname or ""
+    if is_loopback_host(host):
+        return _("an application on this computer")
+    if host:
+        return host
+    return urlsplit(uri).scheme + ":"
+
+
+def describe_client(application: AbstractApplication) -> ClientDescription:
+    """Who a client is, in the words of the consent page."""
+    source = application.registration_source
+    sources = application.RegistrationSource
+    redirects = sorted({host_label(uri) for uri in application.redirect_uris.split()})
+    if source == sources.CIMD:
+        return ClientDescription(
+            name=application.name or application.client_id,
+            client_id=application.client_id,
+            source=source,
+            source_label=_("described by its client metadata document"),
+            origin=urlsplit(application.client_id).hostname or application.client_id,
+            metadata_url=application.client_id,
+        )
+    if source == sources.DCR:
+        return ClientDescription(
+            name=application.name or _("An unnamed application"),
+            client_id=application.client_id,
+            source=source,
+            source_label=_("registered itself with this site"),
+            origin=", ".join(redirects),
+        )
+    return ClientDescription(
+        name=application.name or application.client_id,
+        client_id=application.client_id,
+        source=source,
+        source_label=_("created by an administrator of this site"),
+        origin=", ".join(redirects),
+    )
+
+
+def describe_resource(url: str, request: HttpRequest) -> ResourceDescription:
+    parts = urlsplit(url)
+    if parts.netloc == request.get_host():
+        endpoint = endpoint_at(parts.path or "/")
+        if endpoint is not None and resource_url(endpoint, request, parts.path) == url:
+            settings = endpoint.settings
+            return ResourceDescription(url, settings.SERVER_TITLE or settings.SERVER_NAME)
+    return ResourceDescription(url)
+
+
+class AuthorizationView(ToolkitAuthorizationView):
+    """The toolkit's authorisation endpoint and consent page, for MCP clients."""
+
+    template_name = "mcp_endpoint/oauth/authorize.html"
+
+    def validate_authorization_request(
+        self, request: HttpRequest
+    ) -> tuple[list[str], dict[str, Any]]:
+        scopes, credentials = super().validate_authorization_request(request)
+        method = credentials.get("code_challenge_method")
+        if credentials.get("code_challenge") and method not in PKCE_METHODS:
+            # The toolkit refuses "plain" only when it stores the code, after consent.
+            error = InvalidRequestError(
+                description=f'Unsupported code_challenge_method "{method}"; use "S256".',
+                state=credentials.get("state"),
+            )
+            raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        return scopes, credentials
+
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
+        # RFC 9207 asks for iss on error responses as well; the toolkit adds it on success.
+        if oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
+            issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
+            redirect_to = _add_iss_to_redirect(redirect_to, issuer)
+        response: HttpResponse = super().redirect(redirect_to, application)
+        return response
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context: dict[str, Any] = super().get_context_data(**kwargs)
+        application = kwargs.get("application")
+        if application is not None:
+            context["client"] = describe_client(application)
+        redirect_uri = kwargs.get("redirect_uri")
+        if redirect_uri:
+            context["redirect_host"] = host_label(redirect_uri)
+        descriptions = get_scopes_backend().get_all_scopes()
+        context["scope_items"] = [
+            (scope, descriptions.get(scope, scope)) for scope in kwargs.get("scopes", [])
+        ]
+        context["resources"] = [
+            describe_resource(url, self.request) for url in (kwargs.get("resource") or "").split()
+        ]
+        return context
+
+
+class TokenView(ToolkitTokenView):
+    """The toolkit's token endpoint, whose every answer is JSON and never cached.
+
+    An error raised while the token is saved (``invalid_target`` for a resource the grant
+    does not cover) reaches the client with a JSON body but no JSON media type.
+    """
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        if response.status_code >= 400 and response["Content-Type"].startswith("text/html"):
+            response["Content-Type"] = "application/json"
+        if not response.has_header("Cache-Control"):
+            response["Cache-Control"] = "no-store"
+        return response
