@@ -169,3 +169,74 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 )
             )
     return errors
+
+
+BOOLEAN_KEYS = ("SESSIONS", "CONFIRM_DESTRUCTIVE_TOOLS", "STREAMING", "LOGGING")
+SECONDS_KEYS = (
+    "SESSION_IDLE_SECONDS",
+    "SESSIONS_PER_CREDENTIAL",
+    "REQUEST_STATE_TTL",
+    "CLIENT_REQUEST_TIMEOUT",
+    "STREAM_KEEPALIVE_SECONDS",
+)
+# Caches whose entries one process cannot see from another.
+PROCESS_LOCAL_CACHES = {
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+}
+
+
+@register(Tags.compatibility)
+def check_sessions_and_rounds(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Sessions, streaming and multi round-trip settings (E006 to E008, W009)."""
+    user = getattr(settings, "MCP_ENDPOINT", {})
+    if not isinstance(user, dict):
+        return []  # E001 says so already
+    messages: list[CheckMessage] = []
+    sources = [("MCP_ENDPOINT", user, None)] + [
+        (f"Endpoint {e.name!r} settings", e.settings.overrides, e) for e in all_endpoints()
+    ]
+    for label, values, endpoint in sources:
+        for key in BOOLEAN_KEYS:
+            if key in values and not isinstance(values[key], bool):
+                messages.append(
+                    Error(f"{label}[{key!r}] must be True or False.", id="mcp_endpoint.E006")
+                )
+        for key in SECONDS_KEYS:
+            value = values.get(key)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 1
+            ):
+                messages.append(
+                    Error(f"{label}[{key!r}] must be a positive integer.", id="mcp_endpoint.E007")
+                )
+        alias = values.get("CACHE")
+        if alias is not None and alias not in settings.CACHES:
+            messages.append(
+                Error(
+                    f"{label}['CACHE'] names {alias!r}, which is not in CACHES.",
+                    hint=f"Known caches: {', '.join(sorted(settings.CACHES))}.",
+                    id="mcp_endpoint.E008",
+                )
+            )
+        if endpoint is not None:
+            messages.extend(_check_shared_cache(label, endpoint))
+    return messages
+
+
+def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:
+    if not endpoint.settings.SESSIONS:
+        return []
+    alias = endpoint.settings.CACHE
+    backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
+    if backend not in PROCESS_LOCAL_CACHES:
+        return []
+    return [
+        Warning(
+            f"{label}: sessions are on, but the cache {alias!r} ({backend.rsplit('.', 1)[-1]}) "
+            "is not shared between processes: a session opened in one worker is unknown in "
+            "the others.",
+            hint="Point MCP_ENDPOINT['CACHE'] at Redis, Memcached or the database cache.",
+            id="mcp_endpoint.W009",
+        )
+    ]

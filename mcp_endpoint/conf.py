@@ -106,6 +106,28 @@ DEFAULTS: dict[str, Any] = {
         "vscode.dev",
         "insiders.vscode.dev",
     ],
+    # The Django cache (an alias in CACHES) for sessions, used request states and answers a
+    # client posts back; it must be shared by every worker process (Redis in production).
+    "CACHE": "default",
+    # Multi round-trip requests: how long a requestState stays valid, in seconds.
+    "REQUEST_STATE_TTL": 600,
+    # Ask the user to confirm destructive tools through elicitation, when the client
+    # declares elicitation (a client that does not is never asked).
+    "CONFIRM_DESTRUCTIVE_TOOLS": False,
+    # Answer as a request-scoped SSE stream when the client accepts text/event-stream and
+    # the call reports progress or logs; plain JSON otherwise.
+    "STREAMING": True,
+    # Seconds between SSE comment lines that keep an idle stream open through proxies.
+    "STREAM_KEEPALIVE_SECONDS": 15,
+    # Announce the (deprecated) logging capability: log messages of tools reach the client.
+    "LOGGING": False,
+    # Legacy sessions (Mcp-Session-Id), kept in CACHE: off by default; idle expiry in
+    # seconds; how many one credential may hold (the least recently used goes first).
+    "SESSIONS": False,
+    "SESSION_IDLE_SECONDS": 600,
+    "SESSIONS_PER_CREDENTIAL": 8,
+    # How long a tool waits for the client to answer a request sent during the call.
+    "CLIENT_REQUEST_TIMEOUT": 300,
 }
 
 IMPORT_STRINGS = {

@@ -31,6 +31,11 @@ class Context:
         self.request_context = request
         self._progress: Callable[[float, float | None, str | None], None] | None = None
         self._log: Callable[[str, Any], None] | None = None
+        # A streamed answer's channel carries progress and log messages (streaming.py).
+        channel = request.channel
+        if channel is not None:
+            self._progress = channel.progress
+            self._log = channel.log
 
     @property
     def credential(self) -> Credential | None:
@@ -66,3 +71,34 @@ class Context:
         """Send ``notifications/message`` on a streamed answer; a no-op otherwise."""
         if self._log is not None:
             self._log(level, data)
+
+    # -- input from the client (multi round-trip requests) ---------------------------------
+
+    @property
+    def input_responses(self) -> dict[str, Any]:
+        """The answers a 2026-07-28 retry carries, keyed as the input requests were."""
+        return self.request_context.input_responses
+
+    @property
+    def request_state(self) -> Any:
+        """The state this handler kept in its last input-required result (verified)."""
+        return self.request_context.request_state
+
+    def ask(self, requests: dict[str, dict[str, Any]], state: Any = None) -> dict[str, Any]:
+        """The client's answers to input requests (elicitation, sampling, roots), by key.
+
+        On a 2026-07-28 request this returns the answers the retry carries, or ends the
+        call with an input-required result that asks for the missing ones (``state``
+        comes back as :attr:`request_state`). In a legacy session whose answer streams,
+        the requests go to the client during the call. A client that did not declare the
+        capability a request needs is refused (``-32021``) rather than asked.
+        """
+        from mcp_endpoint import mrtr
+
+        return mrtr.ask(self, requests, state)
+
+    def require_capabilities(self, *capabilities: str) -> None:
+        """Refuse the call (``-32021``) unless the client declared these capabilities."""
+        from mcp_endpoint import mrtr
+
+        mrtr.require_capabilities(self, *capabilities)

@@ -27,6 +27,7 @@ from django.urls import URLPattern, re_path
 
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
+from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
 from mcp_endpoint.prompts import (
     FunctionPrompt,
     MissingArgument,
@@ -38,6 +39,7 @@ from mcp_endpoint.prompts import (
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.content import Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
+from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.server import RequestContext, Server
 from mcp_endpoint.resources import (
     VARIABLE,
@@ -253,6 +255,8 @@ class Endpoint:
         }
         if self.completers:
             capabilities["completions"] = {}
+        if self.settings.LOGGING:
+            capabilities["logging"] = {}
         return capabilities
 
     def page_size(self) -> int:
@@ -350,6 +354,7 @@ class Endpoint:
         call = Context(self, context)
         try:
             tool.validate(arguments)
+            confirm_destructive(self, tool, arguments, call)
             with transaction.atomic():
                 try:
                     result = as_result(tool.run(arguments, call))
@@ -359,6 +364,9 @@ class Endpoint:
                 if result.is_error:
                     transaction.set_rollback(True)
             return result
+        except (InputRequired, ProtocolError):
+            # Not failures of the tool: a question for the client, or a protocol error.
+            raise
         except ToolError as exc:
             return exc.to_result()
         except Exception:

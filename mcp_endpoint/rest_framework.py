@@ -369,7 +369,7 @@ class ViewSetTool(Tool):
             method == "GET"
             and not route.detail
             and not self.list_output
-            and not ("results" in (self._output_schema or {}).get("properties", {}))
+            and "results" not in (self._output_schema or {}).get("properties", {})
         ):
             self.warnings.append(
                 f"the list action {self.action!r} is described as returning one object, so "
@@ -647,12 +647,12 @@ def _deduplicating_subclass(viewset: type[ViewSetMixin]) -> type[Any]:
     """
 
     def initialize_request(self: Any, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        drf_request = viewset.initialize_request(self, request, *args, **kwargs)  # type: ignore[attr-defined]
+        drf_request: Any = viewset.initialize_request(self, request, *args, **kwargs)
         call = getattr(request, "mcp", None)
-        credential = getattr(call, "credential", None)
+        credential: Any = getattr(call, "credential", None)
         authenticator = getattr(credential, "authenticator", None)
         if authenticator is not None and any(
-            isinstance(authenticator, type(a)) for a in drf_request.authenticators
+            isinstance(authenticator, type(a)) for a in drf_request.authenticators or ()
         ):
             # Set deliberately, all three, so nothing lazily authenticates again.
             drf_request._authenticator = authenticator

@@ -20,11 +20,12 @@ from urllib.parse import urlsplit
 from django.conf import settings as django_settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from mcp_endpoint import authentication, throttling
+from mcp_endpoint import authentication, sessions, streaming, throttling
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.server import RequestContext, unsupported_version
 from mcp_endpoint.protocol.versions import (
@@ -85,7 +86,7 @@ class MCPView(View):
     endpoint: Endpoint | None = None
     http_method_names = ["post", "options", "get", "delete", "put", "patch", "head"]
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         assert self.endpoint is not None
         if self.endpoint.settings.LOOPBACK_ONLY and not is_loopback(
             request.META.get("REMOTE_ADDR")
@@ -106,6 +107,8 @@ class MCPView(View):
             response = HttpResponse(status=204)
             response["Allow"] = self.allowed_methods_header()
             return response
+        if request.method == "DELETE" and self.endpoint.settings.SESSIONS:
+            return self.delete_session(request)
         if request.method != "POST":
             return error_response(
                 405,
@@ -121,7 +124,21 @@ class MCPView(View):
             return error_response(500, jsonrpc.INTERNAL_ERROR, "Internal error")
 
     def allowed_methods_header(self) -> str:
-        return "POST, OPTIONS"
+        assert self.endpoint is not None
+        return "POST, OPTIONS, DELETE" if self.endpoint.settings.SESSIONS else "POST, OPTIONS"
+
+    def delete_session(self, request: HttpRequest) -> HttpResponse:
+        """``DELETE`` with sessions on: end the caller's session named by the header."""
+        assert self.endpoint is not None
+        settings = self.endpoint.settings
+        try:
+            credential = authentication.authenticate(request, settings.AUTHENTICATION_CLASSES)
+        except authentication.CredentialRefused:
+            return self.unauthorized(request, refused=True)
+        if credential is None and settings.REQUIRE_CREDENTIAL:
+            return self.unauthorized(request, refused=False)
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        return sessions.end_session(self.endpoint, request, context)
 
     # -- before any method -------------------------------------------------------------
 
@@ -132,7 +149,7 @@ class MCPView(View):
         assert self.endpoint is not None
         return origin_is_allowed(origin, self.endpoint.settings.ALLOWED_ORIGINS)
 
-    def post(self, request: HttpRequest) -> HttpResponse:
+    def post(self, request: HttpRequest) -> HttpResponseBase:
         assert self.endpoint is not None
         settings = self.endpoint.settings
         limit: int = settings.MAX_REQUEST_BYTES
@@ -223,7 +240,7 @@ class MCPView(View):
 
     # -- messages ----------------------------------------------------------------------
 
-    def answer(self, request: HttpRequest, message: Any, credential: Any) -> HttpResponse:
+    def answer(self, request: HttpRequest, message: Any, credential: Any) -> HttpResponseBase:
         header_version = request.META.get("HTTP_MCP_PROTOCOL_VERSION")
         if isinstance(message, list):
             return self.answer_batch(request, message, credential, header_version)
@@ -238,10 +255,23 @@ class MCPView(View):
             problem = self.modern_headers_problem(request, message, header_version)
             if problem is not None:
                 return problem
-        answer = self.endpoint.handle(message, context)  # type: ignore[union-attr]
+        elif self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
+            return sessions.respond_in_session(self, request, message, context)
+        return self.respond(request, message, context)
+
+    def respond(
+        self, request: HttpRequest, message: Any, context: RequestContext
+    ) -> HttpResponseBase:
+        """One message's answer: streamed (SSE) when it may be, plain JSON otherwise."""
+        assert self.endpoint is not None
+        if streaming.wanted(self.endpoint, request, message, context):
+            return streaming.respond(
+                self.endpoint, request, message, context, self.status_of, json_response
+            )
+        answer = self.endpoint.handle(message, context)
         if answer is None:
             return HttpResponse(status=202)
-        return json_response(answer, self.status_of(answer, era))
+        return json_response(answer, self.status_of(answer, context.era))
 
     def answer_batch(
         self, request: HttpRequest, batch: list[Any], credential: Any, header_version: str | None
@@ -262,6 +292,10 @@ class MCPView(View):
                 credential=credential,
                 transport=request,
             )
+            if self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
+                refusal = sessions.enter(self.endpoint, request, context, None)  # type: ignore[arg-type]
+                if refusal is not None:
+                    return refusal
             answer = self.endpoint.handle(message, context)  # type: ignore[union-attr]
             if answer is not None:
                 answers.append(answer)

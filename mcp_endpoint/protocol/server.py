@@ -9,12 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol import jsonrpc, mrtr
 from mcp_endpoint.protocol.jsonrpc import ProtocolError, Request
 from mcp_endpoint.protocol.versions import (
     LEGACY,
+    LOG_LEVELS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     MODERN,
@@ -42,6 +44,16 @@ class RequestContext:
     client_info: dict[str, Any] | None = None
     progress_token: str | int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # A multi round-trip retry (2026-07-28): the client's answers and the opened state.
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    request_state: Any = None
+    # The lowest log level the client wants (modern: _meta logLevel; legacy: its session's).
+    log_level: str | None = None
+    # Where notifications (and, in a legacy session, requests to the client) go during the
+    # request: a streamed answer's channel, or None when the answer is plain JSON.
+    channel: Any = None
+    # The legacy session the request belongs to, when sessions are on.
+    session: Any = None
 
     @property
     def modern(self) -> bool:
@@ -116,6 +128,8 @@ class Server:
 
     def __init__(self, features: Features) -> None:
         self.features = features
+        # Seals and opens the requestState of multi round-trip requests; the host sets it.
+        self.state_codec: mrtr.RequestStateCodec | None = None
 
     # -- entry point -------------------------------------------------------------------
 
@@ -141,7 +155,17 @@ class Server:
         handler = METHODS.get(request.method)
         if handler is None:
             raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        value = handler(self, request.params, context)
+        rounds = context.modern and request.method in mrtr.INPUT_REQUIRED_METHODS
+        if rounds:
+            mrtr.read_round(request.method, request.params, context, self.state_codec)
+        try:
+            value = handler(self, request.params, context)
+        except mrtr.InputRequired as exc:
+            if not rounds:
+                return mrtr.no_round_possible(request.method, exc)
+            value = mrtr.input_required_result(
+                exc, request.method, request.params, context, self.state_codec
+            )
         if context.modern:
             value = self.finish_modern(request.method, value, context)
         return value
@@ -174,6 +198,14 @@ class Server:
         token = meta.get("progressToken")
         if isinstance(token, str | int) and not isinstance(token, bool):
             context.progress_token = token
+        if META_LOG_LEVEL in meta:
+            level = meta[META_LOG_LEVEL]
+            if level not in LOG_LEVELS:
+                raise ProtocolError(
+                    jsonrpc.INVALID_PARAMS,
+                    f"Invalid params._meta[{META_LOG_LEVEL!r}]: one of {', '.join(LOG_LEVELS)}",
+                )
+            context.log_level = level
 
     def finish_modern(
         self, method: str, value: dict[str, Any], context: RequestContext
@@ -247,6 +279,24 @@ def _initialize(server: Server, params: dict[str, Any], context: RequestContext)
 
 
 def _ping(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    return {}
+
+
+def _set_log_level(
+    server: Server, params: dict[str, Any], context: RequestContext
+) -> dict[str, Any]:
+    # Legacy only (the modern revision removed it); the level lives in the session, if any.
+    if "logging" not in server.features.capabilities():
+        raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: logging/setLevel")
+    level = params.get("level")
+    if level not in LOG_LEVELS:
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS,
+            f'Invalid params: "level" must be one of {", ".join(LOG_LEVELS)}',
+        )
+    context.log_level = level
+    if context.session is not None:
+        context.session.set_log_level(level)
     return {}
 
 
@@ -350,6 +400,7 @@ def _complete(server: Server, params: dict[str, Any], context: RequestContext) -
 METHODS: dict[str, Handler] = {
     "initialize": _initialize,
     "ping": _ping,
+    "logging/setLevel": _set_log_level,
     "server/discover": _discover,
     "tools/list": _tools_list,
     "tools/call": _tools_call,

@@ -59,3 +59,16 @@ def era_of(message: object, header_version: str | None) -> str:
             if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
                 return MODERN
     return LEGACY
+
+
+# RFC 5424 severities, lowest first, as logging/setLevel and _meta logLevel name them.
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)

@@ -111,3 +111,10 @@ site.template_prompt(
 def complete_project_name(value: str, context: Context, arguments: Mapping[str, str]) -> list[str]:
     names = Project.objects.visible_to(context.user).filter(name__istartswith=value)
     return list(names.order_by("name").values_list("name", flat=True)[:100])
+
+
+@site.completer("ref/resource", "tracker://projects/{project_id}", "project_id")
+def complete_project_id(value: str, context: Context, arguments: Mapping[str, str]) -> list[str]:
+    """The ids of the caller's projects that start with what was typed."""
+    ids = Project.objects.visible_to(context.user).order_by("pk").values_list("pk", flat=True)
+    return [str(pk) for pk in ids if str(pk).startswith(value)][:100]

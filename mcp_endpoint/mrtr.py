@@ -1,0 +1,245 @@
+"""Multi round-trip requests on the Django side: signed request state, asking, confirming.
+
+- :class:`SignedRequestState` seals the ``requestState`` of an input-required result with
+  :mod:`django.core.signing` (HMAC with ``SECRET_KEY``), bound to the endpoint, the method,
+  the tool, prompt or URI, a digest of the arguments, the credential and an expiry; each
+  state carries a nonce that is recorded in the cache when the state is used, so a state
+  works once. Anything else is refused with ``-32602``.
+- :func:`ask` is what :meth:`Context.ask <mcp_endpoint.context.Context.ask>` does: on a
+  2026-07-28 request it returns the answers the retry carries or raises
+  :class:`~mcp_endpoint.protocol.mrtr.InputRequired`; in a legacy session whose answer
+  streams it sends the requests to the client and waits for the answers.
+- :func:`confirm_destructive` asks the user to confirm a destructive tool before it runs
+  (``CONFIRM_DESTRUCTIVE_TOOLS``), through elicitation, and only when the client declared
+  elicitation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from django.core import signing
+from django.core.cache import caches
+
+from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.jsonrpc import ProtocolError
+from mcp_endpoint.protocol.mrtr import (
+    INVALID_STATE,
+    InputRequired,
+    MissingClientCapability,
+    elicitation,
+    missing_capabilities,
+)
+from mcp_endpoint.tools import ToolError, compact_json
+
+if TYPE_CHECKING:
+    from mcp_endpoint.context import Context
+    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.protocol.server import RequestContext
+    from mcp_endpoint.tools import Tool
+
+logger = logging.getLogger("mcp_endpoint.mrtr")
+
+SALT = "mcp_endpoint.request_state"
+STATE_VERSION = 1
+CONFIRM_KEY = "confirm"
+
+
+def request_target(method: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    """What a state is bound to: the tool, prompt or URI, and a digest of the arguments."""
+    arguments: Any = {}
+    if method == "resources/read":
+        target = str(params.get("uri", ""))
+    else:
+        target, arguments = str(params.get("name", "")), params.get("arguments") or {}
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return target, hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def principal(context: RequestContext) -> str:
+    """A digest naming the caller: the credential and its user, or nobody."""
+    credential = context.credential
+    if credential is None:
+        identity = "anonymous"
+    else:
+        auth_pk = getattr(credential.auth, "pk", None)
+        user_pk = getattr(credential.user, "pk", None)
+        identity = f"{credential.label()}|{auth_pk}|{user_pk}"
+    return hashlib.sha256(f"{SALT}|{identity}".encode()).hexdigest()[:32]
+
+
+class SignedRequestState:
+    """The endpoint's :class:`~mcp_endpoint.protocol.mrtr.RequestStateCodec`.
+
+    The state is signed, not encrypted: a client can read what a handler keeps in it, so
+    a handler keeps nothing there it would not show the caller.
+    """
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+
+    @property
+    def ttl(self) -> int:
+        ttl: int = self.endpoint.settings.REQUEST_STATE_TTL
+        return ttl
+
+    def seal(self, method: str, params: dict[str, Any], state: Any, context: RequestContext) -> str:
+        target, digest = request_target(method, params)
+        payload = {
+            "v": STATE_VERSION,
+            "e": self.endpoint.name,
+            "m": method,
+            "t": target,
+            "a": digest,
+            "p": principal(context),
+            "n": secrets.token_urlsafe(16),
+            "s": state,
+        }
+        return signing.dumps(payload, salt=SALT, compress=True)
+
+    def open(self, method: str, params: dict[str, Any], token: str, context: RequestContext) -> Any:
+        try:
+            payload = signing.loads(token, salt=SALT, max_age=self.ttl)
+        except signing.SignatureExpired:
+            return self.refuse(method, "expired")
+        except (signing.BadSignature, ValueError):
+            return self.refuse(method, "signature")
+        if not isinstance(payload, dict) or payload.get("v") != STATE_VERSION:
+            return self.refuse(method, "malformed")
+        target, digest = request_target(method, params)
+        if (payload.get("e"), payload.get("m")) != (self.endpoint.name, method):
+            return self.refuse(method, "minted for another endpoint or method")
+        if (payload.get("t"), payload.get("a")) != (target, digest):
+            return self.refuse(method, "minted for another call")
+        if payload.get("p") != principal(context):
+            return self.refuse(method, "minted for another credential")
+        nonce = payload.get("n")
+        cache = caches[self.endpoint.settings.CACHE]
+        if not isinstance(nonce, str) or not cache.add(
+            f"mcp_endpoint:state:{self.endpoint.name}:{nonce}", 1, timeout=self.ttl + 60
+        ):
+            return self.refuse(method, "used before")
+        return payload.get("s")
+
+    def refuse(self, method: str, reason: str) -> Any:
+        # The reason goes to the log only: a client learns nothing about what it got wrong.
+        logger.warning("requestState refused on %s: %s", method, reason)
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS, INVALID_STATE, {"reason": "invalid_request_state"}
+        )
+
+
+# -- asking the client ------------------------------------------------------------------------
+
+
+def ask(
+    call: Context, requests: Mapping[str, dict[str, Any]], state: Any = None
+) -> dict[str, dict[str, Any]]:
+    """The client's answers to ``requests``, keyed alike; see ``Context.ask``."""
+    context = call.request_context
+    missing = missing_capabilities(requests, context.client_capabilities)
+    if context.modern:
+        if missing:
+            raise MissingClientCapability(*missing)
+        answers = {k: context.input_responses[k] for k in requests if k in context.input_responses}
+        if len(answers) == len(requests):
+            return answers
+        raise InputRequired({k: v for k, v in requests.items() if k not in answers}, state)
+    channel = context.channel
+    if missing or channel is None or not channel.can_request:
+        # Legacy: answered as "this client cannot give that input" by the protocol layer.
+        raise InputRequired(requests, state)
+    return {key: channel.request(r["method"], r.get("params", {})) for key, r in requests.items()}
+
+
+def require_capabilities(call: Context, *capabilities: str) -> None:
+    """Refuse the request (``-32021``) unless the client declared every capability."""
+    declared = call.request_context.client_capabilities
+    missing = [c for c in capabilities if c not in declared]
+    if not missing:
+        return
+    if call.request_context.modern:
+        raise MissingClientCapability(*missing)
+    raise ToolError(
+        f"This tool needs a client that supports {', '.join(missing)}.",
+        code="missing_capability",
+        required_capabilities=missing,
+    )
+
+
+def can_ask(context: RequestContext, capability: str) -> bool:
+    """Whether input of this kind can be asked for during this request."""
+    if capability not in context.client_capabilities:
+        return False
+    if context.modern:
+        return True
+    return context.channel is not None and bool(context.channel.can_request)
+
+
+# -- confirming destructive tools --------------------------------------------------------------
+
+
+def is_destructive(tool: Tool) -> bool:
+    annotations = tool.annotations or {}
+    return bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
+
+
+def confirmation_request(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    shown = compact_json(dict(arguments))
+    if len(shown) > 300:
+        shown = shown[:300] + "…"
+    what = tool.title or tool.name
+    return elicitation(
+        f"{what} {shown} cannot be undone. Go ahead?",
+        {
+            "type": "object",
+            "properties": {
+                "confirm": {
+                    "type": "boolean",
+                    "title": "Go ahead",
+                    "description": f"Run {tool.name} with these arguments",
+                }
+            },
+            "required": ["confirm"],
+        },
+    )
+
+
+def confirm_destructive(
+    endpoint: Endpoint, tool: Tool, arguments: Mapping[str, Any], call: Context
+) -> None:
+    """Ask the user before a destructive tool runs, when the setting and the client allow.
+
+    A client that did not declare elicitation is never asked (its own UI sees the tool's
+    ``destructiveHint``). On a 2026-07-28 request the question goes out as an
+    input-required result whose signed state names the tool and binds the arguments; the
+    answer counts only on a retry carrying that state. In a legacy session it is asked
+    during the call. Anything but an accepted ``confirm: true`` leaves the data alone.
+    """
+    if not endpoint.settings.CONFIRM_DESTRUCTIVE_TOOLS or not is_destructive(tool):
+        return
+    context = call.request_context
+    if not can_ask(context, "elicitation"):
+        return
+    question = confirmation_request(tool, arguments)
+    if context.modern:
+        state = context.request_state
+        answer = context.input_responses.get(CONFIRM_KEY)
+        if not (isinstance(state, dict) and state.get(CONFIRM_KEY) == tool.name) or not answer:
+            raise InputRequired({CONFIRM_KEY: question}, {CONFIRM_KEY: tool.name})
+    else:
+        answer = ask(call, {CONFIRM_KEY: question})[CONFIRM_KEY]
+    action = answer.get("action")
+    content = answer.get("content")
+    if action == "accept" and isinstance(content, dict) and content.get("confirm") is True:
+        return
+    raise ToolError(
+        f"Not done: the user did not confirm {tool.name} (nothing was changed).",
+        code="not_confirmed",
+        action=action if isinstance(action, str) else None,
+    )

@@ -1,0 +1,254 @@
+"""Legacy sessions (``Mcp-Session-Id``), kept in Django's cache so any worker serves any request.
+
+Off by default (``SESSIONS``). When on, a legacy ``initialize`` answers with a new session
+id; every later legacy request must carry it (400 without, 404 for an id that is unknown,
+expired, ended or opened by another credential; the client then initialises again).
+``DELETE`` with the header ends a session. A session remembers what the legacy revisions
+only say once, at ``initialize``: the negotiated revision and the client's capabilities,
+and later its ``logging/setLevel`` level. With them a tool call can send requests to the
+client during the call (elicitation, sampling, roots) on its streamed answer; the client
+posts each answer back with the session id, and it reaches the waiting call through the
+cache, from whichever process received it.
+
+Sessions expire after ``SESSION_IDLE_SECONDS`` without a request, and one credential holds at
+most ``SESSIONS_PER_CREDENTIAL``: opening one more drops the least recently used. The
+per-credential index is kept best-effort (two ``initialize`` calls racing on two machines
+may both see room), which bounds the count closely without a lock. The 2026-07-28
+revision has no sessions: modern requests never look at the header.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from django.core.cache import BaseCache, caches
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+
+from mcp_endpoint.mrtr import principal
+from mcp_endpoint.protocol import jsonrpc
+
+if TYPE_CHECKING:
+    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.protocol.server import RequestContext
+    from mcp_endpoint.views import MCPView
+
+HEADER = "Mcp-Session-Id"
+META_HEADER = "HTTP_MCP_SESSION_ID"
+
+
+@dataclass
+class Session:
+    """What the server remembers of one legacy client connection."""
+
+    id: str
+    owner: str
+    protocol_version: str
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    client_info: dict[str, Any] | None = None
+    log_level: str | None = None
+    created: float = 0.0
+    last_used: float = 0.0
+    store: SessionStore | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "store"}
+
+    def set_log_level(self, level: str) -> None:
+        self.log_level = level
+        if self.store is not None:
+            self.store.save(self)
+
+
+class SessionStore:
+    """The sessions of one endpoint, in its ``CACHE``."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        settings = endpoint.settings
+        self.cache: BaseCache = caches[settings.CACHE]
+        self.idle: int = settings.SESSION_IDLE_SECONDS
+        self.limit: int = settings.SESSIONS_PER_CREDENTIAL
+        self.prefix = f"mcp_endpoint:session:{endpoint.name}"
+
+    def key(self, session_id: str) -> str:
+        return f"{self.prefix}:{session_id}"
+
+    def index_key(self, owner: str) -> str:
+        return f"{self.prefix}:owner:{owner}"
+
+    def reply_key(self, session: Session, request_id: str) -> str:
+        return f"{self.prefix}:{session.id}:reply:{request_id}"
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def create(
+        self, context: RequestContext, params: dict[str, Any], protocol_version: str
+    ) -> Session:
+        owner = principal(context)
+        now = time.time()
+        capabilities = params.get("capabilities")
+        client_info = params.get("clientInfo")
+        session = Session(
+            id=secrets.token_urlsafe(32),
+            owner=owner,
+            protocol_version=protocol_version,
+            capabilities=capabilities if isinstance(capabilities, dict) else {},
+            client_info=client_info if isinstance(client_info, dict) else None,
+            created=now,
+            last_used=now,
+            store=self,
+        )
+        live = self.live_sessions(owner)
+        while len(live) >= self.limit:
+            oldest = live.pop(0)
+            self.cache.delete(self.key(oldest.id))
+        self.save(session)
+        index = [s.id for s in live] + [session.id]
+        self.cache.set(self.index_key(owner), index, timeout=self.idle)
+        return session
+
+    def live_sessions(self, owner: str) -> list[Session]:
+        """The owner's sessions that have not expired, least recently used first."""
+        index = self.cache.get(self.index_key(owner)) or []
+        found = self.cache.get_many([self.key(i) for i in index])
+        sessions = [self.from_dict(found[self.key(i)]) for i in index if self.key(i) in found]
+        return sorted(sessions, key=lambda s: s.last_used)
+
+    def load(self, session_id: str, context: RequestContext) -> Session | None:
+        """The session, used now, if it exists and belongs to this request's credential."""
+        data = self.cache.get(self.key(session_id))
+        if not isinstance(data, dict) or data.get("owner") != principal(context):
+            return None
+        session = self.from_dict(data)
+        now = time.time()
+        if now - session.last_used >= 1:
+            # Writing at most once a second keeps concurrent requests from undoing each
+            # other's changes (a log level) while still extending the idle expiry.
+            session.last_used = now
+            self.save(session)
+            self.cache.touch(self.index_key(session.owner), timeout=self.idle)
+        return session
+
+    def save(self, session: Session) -> None:
+        self.cache.set(self.key(session.id), session.to_dict(), timeout=self.idle)
+
+    def end(self, session_id: str, context: RequestContext) -> bool:
+        session = self.load(session_id, context)
+        if session is None:
+            return False
+        self.cache.delete(self.key(session_id))
+        index = self.cache.get(self.index_key(session.owner)) or []
+        self.cache.set(
+            self.index_key(session.owner), [i for i in index if i != session_id], self.idle
+        )
+        return True
+
+    def from_dict(self, data: dict[str, Any]) -> Session:
+        return Session(**data, store=self)
+
+    # -- answers the client posts to requests sent during a call ---------------------------
+
+    def store_reply(self, session: Session, message: dict[str, Any]) -> None:
+        timeout: int = self.endpoint.settings.CLIENT_REQUEST_TIMEOUT
+        self.cache.set(self.reply_key(session, str(message["id"])), message, timeout=timeout)
+
+    def take_reply(self, session: Session, request_id: str) -> dict[str, Any] | None:
+        key = self.reply_key(session, request_id)
+        reply = self.cache.get(key)
+        if reply is None:
+            return None
+        self.cache.delete(key)
+        return reply if isinstance(reply, dict) else None
+
+
+# -- the HTTP side, for the view -------------------------------------------------------------
+
+
+def is_client_response(message: Any) -> bool:
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and ("result" in message or "error" in message)
+        and isinstance(message.get("id"), str | int)
+    )
+
+
+def enter(
+    endpoint: Endpoint, request: HttpRequest, context: RequestContext, request_id: Any
+) -> HttpResponse | None:
+    """Attach the request's session to ``context``; or the 400/404 answer when there is none."""
+    from mcp_endpoint.views import error_response
+
+    session_id = request.META.get(META_HEADER)
+    if not session_id:
+        return error_response(
+            400,
+            jsonrpc.INVALID_REQUEST,
+            f"Bad Request: Missing session ID (send the {HEADER} header initialize returned)",
+            request_id=request_id,
+        )
+    session = SessionStore(endpoint).load(session_id, context)
+    if session is None:
+        return error_response(
+            404,
+            jsonrpc.INVALID_REQUEST,
+            "Not Found: Invalid or expired session ID (initialize again)",
+            request_id=request_id,
+        )
+    context.session = session
+    context.client_capabilities = session.capabilities
+    context.client_info = session.client_info
+    context.protocol_version = session.protocol_version
+    context.log_level = session.log_level
+    return None
+
+
+def respond_in_session(
+    view: MCPView, request: HttpRequest, message: Any, context: RequestContext
+) -> HttpResponseBase:
+    """A legacy message's answer when sessions are on (see the module's docstring)."""
+    from mcp_endpoint.views import json_response
+
+    endpoint = view.endpoint
+    assert endpoint is not None
+    request_id = jsonrpc.request_id_of(message)
+    if isinstance(message, dict) and message.get("method") == "initialize":
+        answer = endpoint.handle(message, context)
+        if answer is None:  # an initialize notification: nothing to answer or open
+            return HttpResponse(status=202)
+        headers: dict[str, str] = {}
+        result = answer.get("result")
+        if isinstance(result, dict):
+            params = message.get("params")
+            session = SessionStore(endpoint).create(
+                context, params if isinstance(params, dict) else {}, result["protocolVersion"]
+            )
+            headers[HEADER] = session.id
+        return json_response(answer, view.status_of(answer, context.era), headers)
+    refusal = enter(endpoint, request, context, request_id)
+    if refusal is not None:
+        return refusal
+    if is_client_response(message) and context.session is not None:
+        SessionStore(endpoint).store_reply(context.session, message)
+        return HttpResponse(status=202)
+    return view.respond(request, message, context)
+
+
+def end_session(endpoint: Endpoint, request: HttpRequest, context: RequestContext) -> HttpResponse:
+    """``DELETE``: end the session the header names (404 when there is no such session)."""
+    from mcp_endpoint.views import error_response
+
+    session_id = request.META.get(META_HEADER)
+    if not session_id:
+        return error_response(
+            400, jsonrpc.INVALID_REQUEST, f"Bad Request: send the {HEADER} header to end"
+        )
+    if not SessionStore(endpoint).end(session_id, context):
+        return error_response(
+            404, jsonrpc.INVALID_REQUEST, "Not Found: Invalid or expired session ID"
+        )
+    return HttpResponse(status=204)

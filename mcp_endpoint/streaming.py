@@ -1,0 +1,300 @@
+"""Request-scoped SSE: a tool call's progress and log messages, then its answer, as they happen.
+
+When the client accepts ``text/event-stream`` and the call can produce notifications (it
+carries a ``progressToken``, or asks for log messages, or runs in a legacy session whose
+client answers requests), the call runs in a worker thread and talks to the view through a
+:class:`Channel`. The view waits for the first thing the call produces: the answer itself
+(then it is plain JSON, with the usual status) or a notification (then the answer becomes
+an SSE stream that carries that notification, the ones after it, and the answer last). A
+call that stays silent past the keep-alive interval commits to SSE too, so comment lines
+can keep the connection open through proxies.
+
+The stream is produced by a plain generator under WSGI and by an async generator under
+ASGI, so neither server buffers it. A client that closes the stream cancels the call: the
+next notification the tool reports raises :class:`StreamClosed` inside it, which rolls its
+transaction back, and nothing more is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import secrets
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.db import close_old_connections
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+
+from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
+from mcp_endpoint.tools import ToolError
+
+if TYPE_CHECKING:
+    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.protocol.server import RequestContext
+
+logger = logging.getLogger("mcp_endpoint.streaming")
+
+# Client capabilities that let a legacy session's call send requests to the client.
+CLIENT_REQUEST_CAPABILITIES = ("elicitation", "sampling", "roots")
+DEFAULT_LEGACY_LOG_LEVEL = "info"
+SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
+
+# Calls that stream run here; a pool rather than a thread per call, so that a worker's
+# database connections are reused under CONN_MAX_AGE like a request thread's.
+_executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-stream")
+
+MESSAGE = "message"
+DONE = "done"
+Event = tuple[str, Any]
+
+
+class StreamClosed(BaseException):
+    """The client closed the stream: the call is cancelled.
+
+    A ``BaseException`` so that it passes through the tool boundary (which turns every
+    ``Exception`` into a tool error) and rolls the call's transaction back.
+    """
+
+
+class Channel:
+    """How a streamed call reaches its client: notifications and, in a session, requests."""
+
+    def __init__(self, endpoint: Endpoint, context: RequestContext) -> None:
+        self.endpoint = endpoint
+        self.context = context
+        self.events: queue.Queue[Event] = queue.Queue()
+        self.closed = threading.Event()
+        capabilities = context.client_capabilities
+        self.can_request = (
+            not context.modern
+            and context.session is not None
+            and any(c in capabilities for c in CLIENT_REQUEST_CAPABILITIES)
+        )
+
+    # -- what the call sends --------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.closed.is_set():
+            raise StreamClosed()
+        self.events.put((MESSAGE, message))
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        token = self.context.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message:
+            params["message"] = message
+        self.notify("notifications/progress", params)
+
+    def log(self, level: str, data: Any) -> None:
+        threshold = log_threshold(self.endpoint, self.context)
+        if threshold is None or level not in LOG_LEVELS:
+            return
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return
+        self.notify("notifications/message", {"level": level, "logger": "mcp", "data": data})
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send a request to the client (legacy session only) and wait for its answer.
+
+        The client posts its answer to the endpoint, to whichever worker, with the session's
+        id; it reaches this call through the cache (see :mod:`mcp_endpoint.sessions`).
+        """
+        from mcp_endpoint import sessions
+
+        session = self.context.session
+        if not self.can_request or session is None:
+            raise ToolError("This client cannot be asked for input here.", code="input_unavailable")
+        request_id = f"mcp-{secrets.token_urlsafe(12)}"
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        store = sessions.SessionStore(self.endpoint)
+        timeout: float = self.endpoint.settings.CLIENT_REQUEST_TIMEOUT
+        deadline = time.monotonic() + timeout
+        pause = 0.02
+        while True:
+            if self.closed.is_set():
+                raise StreamClosed()
+            reply = store.take_reply(session, request_id)
+            if reply is not None:
+                break
+            if time.monotonic() > deadline:
+                raise ToolError(
+                    f"The client did not answer {method} within {timeout:g} s.",
+                    code="client_timeout",
+                )
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.25)
+        error = reply.get("error")
+        if isinstance(error, dict):
+            raise ToolError(
+                f"The client refused {method}: {error.get('message', 'no reason given')}",
+                code="client_error",
+                client_error=error,
+            )
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+    # -- what the view reads --------------------------------------------------------------
+
+    def finish(self, answer: dict[str, Any] | None) -> None:
+        self.events.put((DONE, answer))
+
+    def next_event(self, timeout: float) -> Event | None:
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def log_threshold(endpoint: Endpoint, context: RequestContext) -> str | None:
+    """The lowest level to send, or None for no log messages at all.
+
+    A 2026-07-28 request gets log messages only when its ``_meta`` names a level; a legacy
+    one at the level its session set (``logging/setLevel``), ``info`` by default.
+    """
+    if not endpoint.settings.LOGGING:
+        return None
+    if context.modern:
+        return context.log_level
+    return context.log_level or DEFAULT_LEGACY_LOG_LEVEL
+
+
+def accepts_event_stream(request: HttpRequest) -> bool:
+    accept = request.META.get("HTTP_ACCEPT", "")
+    return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
+
+
+def wanted(endpoint: Endpoint, request: HttpRequest, message: Any, context: RequestContext) -> bool:
+    """Whether this request's answer may stream: a tool call that can produce notifications."""
+    if not endpoint.settings.STREAMING or not isinstance(message, dict):
+        return False
+    if message.get("method") != "tools/call" or "id" not in message:
+        return False
+    if not accepts_event_stream(request):
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and meta.get("progressToken") is not None:
+        return True
+    if endpoint.settings.LOGGING and (
+        not context.modern or (isinstance(meta, dict) and meta.get(META_LOG_LEVEL))
+    ):
+        return True
+    capabilities = context.client_capabilities
+    return (
+        not context.modern
+        and context.session is not None
+        and any(c in capabilities for c in CLIENT_REQUEST_CAPABILITIES)
+    )
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return f"event: message\ndata: {data}\n\n".encode()
+
+
+KEEPALIVE = b": keepalive\n\n"
+
+
+def respond(
+    endpoint: Endpoint,
+    request: HttpRequest,
+    message: dict[str, Any],
+    context: RequestContext,
+    status_of: Callable[[dict[str, Any], str], int],
+    json_response: Callable[[Any, int], HttpResponse],
+) -> HttpResponseBase:
+    """Run the call in a worker; answer with JSON if it ends silently, else stream it."""
+    channel = Channel(endpoint, context)
+    context.channel = channel
+    _executor.submit(run_call, endpoint, message, context, channel)
+    keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
+    first = channel.next_event(keepalive)
+    if first is not None and first[0] == DONE:
+        answer = first[1]
+        if answer is None:
+            return HttpResponse(status=202)
+        return json_response(answer, status_of(answer, context.era))
+    stream: Iterator[bytes] | AsyncIterator[bytes]
+    if isinstance(request, ASGIRequest):
+        stream = async_events(channel, first, keepalive)
+    else:
+        stream = sync_events(channel, first, keepalive)
+    response = StreamingHttpResponse(stream, content_type="text/event-stream")
+    for name, value in SSE_HEADERS.items():
+        response[name] = value
+    return response
+
+
+def run_call(
+    endpoint: Endpoint, message: dict[str, Any], context: RequestContext, channel: Channel
+) -> None:
+    """The worker's side: answer the message, whatever happens, then release the database."""
+    answer: dict[str, Any] | None = None
+    close_old_connections()
+    try:
+        answer = endpoint.handle(message, context)
+    except StreamClosed:
+        logger.info("tool call %s cancelled: the client closed the stream", message.get("id"))
+    except Exception:
+        logger.exception("MCP request failed")
+        answer = jsonrpc.error(message.get("id"), jsonrpc.INTERNAL_ERROR, "Internal error")
+    finally:
+        close_old_connections()
+        channel.finish(answer)
+
+
+def _frame(event: Event | None) -> tuple[bytes, bool]:
+    """An event as bytes, and whether it ends the stream."""
+    if event is None:
+        return KEEPALIVE, False
+    kind, payload = event
+    if kind == DONE:
+        return (encode(payload) if payload is not None else b""), True
+    return encode(payload), False
+
+
+def sync_events(channel: Channel, first: Event | None, keepalive: float) -> Iterator[bytes]:
+    try:
+        data, done = _frame(first)
+        yield data
+        while not done:
+            data, done = _frame(channel.next_event(keepalive))
+            if data:
+                yield data
+    finally:
+        # Reached on the last event and when the server closes the iterator (client gone).
+        channel.close()
+
+
+async def async_events(
+    channel: Channel, first: Event | None, keepalive: float
+) -> AsyncIterator[bytes]:
+    wait = sync_to_async(channel.next_event, thread_sensitive=False)
+    try:
+        data, done = _frame(first)
+        yield data
+        while not done:
+            data, done = _frame(await wait(keepalive))
+            if data:
+                yield data
+    finally:
+        channel.close()

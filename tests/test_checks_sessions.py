@@ -1,0 +1,89 @@
+"""System checks of the sessions, streaming and multi round-trip settings: one test per id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_endpoint.checks import check_sessions_and_rounds
+from tests.test_checks import PREFIX, MakeEndpoint, make_endpoint, messages, only
+
+__all__ = ["make_endpoint"]  # the fixture, shared with tests/test_checks.py
+
+CHECK = check_sessions_and_rounds
+
+
+def test_the_project_passes() -> None:
+    assert [m.id for m in CHECK() if m.is_serious()] == []
+
+
+@pytest.mark.parametrize("key", ["SESSIONS", "CONFIRM_DESTRUCTIVE_TOOLS", "STREAMING", "LOGGING"])
+def test_e006_flags_must_be_booleans(make_endpoint: MakeEndpoint, key: str) -> None:
+    make_endpoint(**{key: "yes"})
+    message = only(CHECK, "mcp_endpoint.E006")
+    assert key in message.msg
+    assert PREFIX in message.msg
+
+
+def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(SESSIONS=False, CONFIRM_DESTRUCTIVE_TOOLS=True, STREAMING=True, LOGGING=False)
+    assert messages(CHECK, "mcp_endpoint.E006") == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "SESSION_IDLE_SECONDS",
+        "SESSIONS_PER_CREDENTIAL",
+        "REQUEST_STATE_TTL",
+        "CLIENT_REQUEST_TIMEOUT",
+        "STREAM_KEEPALIVE_SECONDS",
+    ],
+)
+@pytest.mark.parametrize("value", [0, -5, "600", 1.5, True])
+def test_e007_durations_and_counts_are_positive_integers(
+    make_endpoint: MakeEndpoint, key: str, value: Any
+) -> None:
+    make_endpoint(**{key: value})
+    assert key in only(CHECK, "mcp_endpoint.E007").msg
+
+
+def test_e007_positive_integers_pass(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(SESSION_IDLE_SECONDS=60, SESSIONS_PER_CREDENTIAL=1, REQUEST_STATE_TTL=30)
+    assert messages(CHECK, "mcp_endpoint.E007") == []
+
+
+def test_e008_cache_must_exist(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(CACHE="sessions")
+    message = only(CHECK, "mcp_endpoint.E008")
+    assert "'sessions'" in message.msg
+    assert "default" in (message.hint or "")
+
+
+def test_e008_known_cache_passes(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(CACHE="default")
+    assert messages(CHECK, "mcp_endpoint.E008") == []
+
+
+def test_w009_sessions_in_a_process_local_cache(make_endpoint: MakeEndpoint, settings: Any) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    make_endpoint(SESSIONS=True, CACHE="local")
+    [warning] = messages(CHECK, "mcp_endpoint.W009")
+    assert not warning.is_serious()
+    assert "LocMemCache" in warning.msg
+
+
+def test_w009_not_raised_for_a_shared_cache_or_without_sessions(
+    make_endpoint: MakeEndpoint, settings: Any
+) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    make_endpoint("-a", SESSIONS=True, CACHE="default")
+    make_endpoint("-b", SESSIONS=False, CACHE="local")
+    assert messages(CHECK, "mcp_endpoint.W009") == []
