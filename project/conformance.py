@@ -319,3 +319,7 @@ SUGGESTIONS = ("paris", "park", "party", "test", "testing", "hello", "world")
 @fixture.completer("ref/prompt", "test_prompt_with_arguments", "arg2")
 def complete_argument(value: str, context: Context, arguments: Any) -> list[str]:
     return [word for word in SUGGESTIONS if word.startswith(value)]
+
+
+# The fixtures that ask the client for input (both eras) live beside this module.
+import project.conformance_modern  # noqa: E402, F401
