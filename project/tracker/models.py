@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q, QuerySet
 
@@ -63,7 +64,10 @@ class Task(models.Model):
     description = models.TextField(blank=True, default="")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     priority = models.PositiveSmallIntegerField(
-        choices=Priority.choices, default=Priority.NORMAL, help_text="1 is the most urgent."
+        choices=Priority.choices,
+        default=Priority.NORMAL,
+        validators=[MinValueValidator(1), MaxValueValidator(4)],
+        help_text="1 is the most urgent.",
     )
     due = models.DateField(null=True, blank=True, help_text="The day the task is due.")
     assignee = models.ForeignKey(
