@@ -77,7 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "API_KEY_PREFIX": "mcp",
     "API_KEY_MODEL": "mcp_endpoint.APIKey",
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
-    "LOG_TOOL_CALLS": True,
+    "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],
     # The canonical URL of the endpoint for OAuth resource binding; None derives it per request.
     "RESOURCE_URL": None,

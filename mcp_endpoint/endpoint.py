@@ -15,6 +15,7 @@ tools and settings) and mount each at its own URL::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import weakref
@@ -315,7 +316,7 @@ class Endpoint:
             error = (result.structured or {}).get("error")
             outcome = str(error.get("code", "error")) if isinstance(error, dict) else "error"
         label = credential.label() if credential is not None else "anonymous"
-        logger.info("tool %s by %s: %s in %.1f ms", tool.name, label, outcome, duration_ms)
+        logger.debug("tool %s by %s: %s in %.1f ms", tool.name, label, outcome, duration_ms)
         if not self.settings.LOG_TOOL_CALLS:
             return
         from mcp_endpoint.models import ToolCall, redact
@@ -338,7 +339,7 @@ class Endpoint:
     def run_tool(
         self, tool: Tool, arguments: dict[str, Any], context: RequestContext
     ) -> ToolResult:
-        """Check scopes and arguments, then run the tool in one transaction.
+        """Check scopes and arguments, then run the tool in one transaction (if it writes).
 
         This is the one broad exception boundary: a tool that raises anything but
         :class:`ToolError` is logged with its traceback and answered with a generic error.
@@ -352,16 +353,19 @@ class Endpoint:
                 granted_scopes=sorted(credential.scopes or ()),
             ).to_result()
         call = Context(self, context)
+        # A tool that says it only reads runs without a transaction, as a REST GET does.
+        writes = not tool.read_only
         try:
             tool.validate(arguments)
             confirm_destructive(self, tool, arguments, call)
-            with transaction.atomic():
+            with transaction.atomic() if writes else contextlib.nullcontext():
                 try:
                     result = as_result(tool.run(arguments, call))
                 except ToolError:
-                    transaction.set_rollback(True)
+                    if writes:
+                        transaction.set_rollback(True)
                     raise
-                if result.is_error:
+                if result.is_error and writes:
                     transaction.set_rollback(True)
             return result
         except (InputRequired, ProtocolError):

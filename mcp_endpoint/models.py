@@ -62,7 +62,8 @@ class APIKeyManager(models.Manager["AbstractAPIKey"]):
         prefix = split_key(raw_key)
         if prefix is None:
             return None
-        key = self.select_related("user").filter(prefix=prefix).first()
+        # The prefix is unique: no ORDER BY, which .first() would add.
+        key = next(iter(self.select_related("user").filter(prefix=prefix).order_by()[:1]), None)
         expected = key.digest if key is not None else "0" * 64
         if not hmac.compare_digest(expected, digest_of(raw_key)) or key is None:
             return None

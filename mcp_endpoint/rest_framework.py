@@ -65,6 +65,7 @@ STANDARD_ACTIONS: dict[str, tuple[str, bool]] = {
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 # Left out of the text rendering (they stay in structuredContent): noise for a model.
 BOOKKEEPING_FIELDS = {"created", "updated", "modified", "created_at", "updated_at", "url"}
+SKIPPED_IN_TEXT = BOOKKEEPING_FIELDS | {"id", "pk"}
 IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}
 # drf-spectacular's errors for a view whose serializer it could not get (it skips the view).
 NO_SERIALIZER = re.compile(r"unable to guess serializer|exception raised while getting serializer")
@@ -572,7 +573,8 @@ class ViewSetTool(Tool):
             verb = "Deleted" if self.action == "destroy" else "Done:"
             noun = reg.singular.replace("_", " ")
             return ToolResult(content=[Text(f"{verb} {noun} {target}".strip() + ".")])
-        data = _plain(data)
+        # The serializer's data goes out as it is; the answer's encoder copes with dates,
+        # decimals and lazy strings, so no walk over it is needed here.
         cap: int = self.registration.endpoint.settings.MAX_LIST_ITEMS
         if isinstance(data, list):
             note = None
@@ -889,18 +891,25 @@ def render_object(noun: str, data: Mapping[str, Any]) -> str:
     head = f"{noun.replace('_', ' ').capitalize()} {ident}" if ident is not None else noun
     parts = []
     for key, value in data.items():
-        if key in ("id", "pk") or key in BOOKKEEPING_FIELDS or value in (None, "", [], {}):
+        if value is None or key in SKIPPED_IN_TEXT:
             continue
-        if isinstance(value, dict):
-            value = value.get("id", "{…}")
+        if isinstance(value, str):
+            text = value
+        elif isinstance(value, dict):
+            text = str(value.get("id", "{…}"))
         elif isinstance(value, list):
-            value = ",".join(
+            text = ",".join(
                 str(v.get("id", "…") if isinstance(v, dict) else v) for v in value[:10]
             ) + ("…" if len(value) > 10 else "")
-        text = str(value)
+        else:
+            text = str(value)
+        if not text:
+            continue
         if len(text) > 80:
             text = text[:77] + "…"
-        parts.append(f"{key}={json.dumps(text, ensure_ascii=False) if ' ' in text else text}")
+        if " " in text or '"' in text:
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        parts.append(f"{key}={text}")
     return f"{head}: {', '.join(parts)}" if parts else head
 
 

@@ -17,7 +17,6 @@ transaction back, and nothing more is sent.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import secrets
@@ -207,7 +206,7 @@ def wanted(endpoint: Endpoint, request: HttpRequest, message: Any, context: Requ
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    data = jsonrpc.dumps(message)
     return f"event: message\ndata: {data}\n\n".encode()
 
 

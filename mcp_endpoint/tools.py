@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaValidationError
 
 from mcp_endpoint.protocol.content import Content, Text, ToolResult
+from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.schema import portable
 
 if TYPE_CHECKING:
@@ -80,8 +81,13 @@ class Tool:
         """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
         raise NotImplementedError(".run() must be overridden")
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the tool says it changes nothing (it then runs without a transaction)."""
+        return bool((self.annotations or {}).get("readOnlyHint"))
+
     def describe(self) -> dict[str, Any]:
-        """The ``tools/list`` entry, built once."""
+        """The ``tools/list`` entry, built (and encoded) once."""
         if self._descriptor is None:
             body: dict[str, Any] = {"name": self.name}
             if self.title:
@@ -92,7 +98,7 @@ class Tool:
                 body["outputSchema"] = self.output_schema
             if self.annotations:
                 body["annotations"] = self.annotations
-            self._descriptor = body
+            self._descriptor = Encoded(body)
         return self._descriptor
 
     def validate(self, arguments: dict[str, Any]) -> None:
@@ -192,6 +198,10 @@ class FunctionTool(Tool):
                 }
             self.output_schema = output
 
+    def validate(self, arguments: dict[str, Any]) -> None:
+        """Nothing before the call: the arguments model validates (and converts) in :meth:`run`,
+        with the same rules the input schema was made from."""
+
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         try:
             parsed = self.arguments_model.model_validate(arguments)
@@ -212,11 +222,15 @@ class FunctionTool(Tool):
         return ToolResult(content=[Text(compact_json(data))], structured=structured)
 
 
+# pydantic's wording for the two errors every tool shares, in the words DRF uses for them.
+PYDANTIC_MESSAGES = {"missing": "This field is required.", "extra_forbidden": "Unknown argument."}
+
+
 def pydantic_error_fields(exc: pydantic.ValidationError) -> dict[str, list[str]]:
     fields: dict[str, list[str]] = {}
     for err in exc.errors():
         name = ".".join(str(p) for p in err["loc"]) or "non_field_errors"
-        fields.setdefault(name, []).append(err["msg"])
+        fields.setdefault(name, []).append(PYDANTIC_MESSAGES.get(err["type"], err["msg"]))
     return fields
 
 

@@ -61,7 +61,7 @@ NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "ur
 def json_response(
     body: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> HttpResponse:
-    content = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    content = jsonrpc.dumps(body)
     response = HttpResponse(content, status=status, content_type="application/json")
     for name, value in (headers or {}).items():
         response[name] = value

@@ -101,6 +101,12 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            "CONN_MAX_AGE": 60,
+            "OPTIONS": {
+                # Several worker processes write (the tool-call log, the demo's tasks): WAL
+                # lets readers go on while one writes, and commits need no full sync.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 
@@ -213,6 +219,8 @@ MCP_ENDPOINT = {
     "SERVER_TITLE": "Task tracker",
     "SERVER_VERSION": "1.0.0",
     "INSTRUCTIONS_TEMPLATE": "tracker/mcp_instructions.txt",
+    # The admin's log of tool calls (one row per call).
+    "LOG_TOOL_CALLS": True,
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),
     # Deleting asks the user first, through clients that can show a confirmation.
     "CONFIRM_DESTRUCTIVE_TOOLS": True,

@@ -239,6 +239,7 @@ def test_no_raw_key_is_logged(
     caplog.set_level(logging.DEBUG)
     # Django's own loggers stop at INFO unless told otherwise; the SQL is logged at DEBUG.
     caplog.set_level(logging.DEBUG, logger="django")
+    caplog.set_level(logging.DEBUG, logger="mcp_endpoint")
     raws: list[str] = []
     with CaptureQueriesContext(connection) as queries:
         key, raw = APIKey.objects.create_key(user=alice, scopes="read")

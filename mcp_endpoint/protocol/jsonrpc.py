@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,3 +100,48 @@ def error(
     if data is not None:
         body["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
+
+
+class Encoded(dict[str, Any]):
+    """A JSON object that carries its own encoding, made once (a tool's descriptor, say).
+
+    :func:`dumps` splices the text into the answer instead of encoding the object again on
+    every request; anything else that reads it sees an ordinary dict.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        super().__init__(value)
+        self.text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# A string no answer can contain by accident: NUL characters and a per-process secret.
+_SPLICE = f"\x00{secrets.token_hex(8)}:"
+
+
+def dumps(message: Any) -> str:
+    """A message as compact JSON, with lists of :class:`Encoded` items spliced in as text."""
+    result = message.get("result") if isinstance(message, dict) else None
+    pieces: dict[str, str] = {}
+    if isinstance(result, dict):
+        for key, value in result.items():
+            if isinstance(value, list) and value and all(type(v) is Encoded for v in value):
+                pieces[key] = "[" + ",".join(v.text for v in value) + "]"
+    if not pieces or not isinstance(result, dict):
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=_default)
+    shallow = {
+        **message,
+        "result": {k: (_SPLICE + k if k in pieces else v) for k, v in result.items()},
+    }
+    text = json.dumps(shallow, ensure_ascii=False, separators=(",", ":"), default=_default)
+    for key, piece in pieces.items():
+        text = text.replace(json.dumps(_SPLICE + key, ensure_ascii=False), piece, 1)
+    return text
+
+
+def _default(value: Any) -> Any:
+    """What json cannot encode by itself: lazy translations, dates, decimals, UUIDs."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)

@@ -1,0 +1,53 @@
+"""The answer encoder: pre-encoded tool descriptors spliced in, unusual values encoded."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+
+from django.utils.translation import gettext_lazy
+
+from mcp_endpoint.protocol import jsonrpc
+
+
+def test_encoded_items_are_spliced_in_as_they_were_encoded() -> None:
+    tools = [jsonrpc.Encoded({"name": "a", "x": [1, 2]}), jsonrpc.Encoded({"name": "b"})]
+    message = jsonrpc.result(7, {"tools": tools, "nextCursor": "abc"})
+    text = jsonrpc.dumps(message)
+    assert json.loads(text) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {"tools": [{"name": "a", "x": [1, 2]}, {"name": "b"}], "nextCursor": "abc"},
+    }
+    assert '[{"name":"a","x":[1,2]},{"name":"b"}]' in text
+
+
+def test_a_string_that_looks_like_the_marker_is_left_alone() -> None:
+    # Only the per-process marker is replaced, and only in the key it stands for.
+    tools = [jsonrpc.Encoded({"name": "a"})]
+    sneaky = "\x00" + "0" * 16 + ":tools"
+    text = jsonrpc.dumps(jsonrpc.result(1, {"tools": tools, "note": sneaky}))
+    assert json.loads(text)["result"] == {"tools": [{"name": "a"}], "note": sneaky}
+
+
+def test_mixed_lists_are_encoded_normally() -> None:
+    items = [jsonrpc.Encoded({"name": "a"}), {"name": "b"}]
+    assert json.loads(jsonrpc.dumps(jsonrpc.result(1, {"tools": items})))["result"] == {
+        "tools": [{"name": "a"}, {"name": "b"}]
+    }
+
+
+def test_dates_decimals_and_lazy_strings() -> None:
+    value = {
+        "when": datetime.date(2026, 12, 1),
+        "at": datetime.datetime(2026, 12, 1, 8, 30, tzinfo=datetime.UTC),
+        "price": decimal.Decimal("1.50"),
+        "label": gettext_lazy("Open"),
+    }
+    assert json.loads(jsonrpc.dumps(jsonrpc.result(1, value)))["result"] == {
+        "when": "2026-12-01",
+        "at": "2026-12-01T08:30:00+00:00",
+        "price": "1.50",
+        "label": "Open",
+    }
