@@ -1,0 +1,20 @@
+"""Settings for the benchmarks: the demo host's, with the bench URL conf, no throttles and
+no tool-call log.
+
+The demo host's user throttle (2000 requests a minute) is sized for people, not for a load
+generator: a run would be answered 429 after a second. The throttle counters are also a
+shared cost of REST and MCP alike (MCP counts once per HTTP request, as REST does), so the
+comparisons leave them out on both sides. The admin's log of tool calls (a database write
+per call, off by default, on in the demo) has no REST counterpart, so it is off here too.
+"""
+
+from __future__ import annotations
+
+from project.settings import *  # noqa: F403
+from project.settings import MCP_ENDPOINT, REST_FRAMEWORK
+
+ROOT_URLCONF = "benchmarks.urls"
+
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_CLASSES": []}
+
+MCP_ENDPOINT = {**MCP_ENDPOINT, "LOG_TOOL_CALLS": False}
