@@ -30,6 +30,7 @@ from django.http.response import HttpResponseBase
 
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.responses import empty_response, error_response, json_response
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
@@ -181,7 +182,6 @@ def enter(
     endpoint: Endpoint, request: HttpRequest, context: RequestContext, request_id: Any
 ) -> HttpResponse | None:
     """Attach the request's session to ``context``; or the 400/404 answer when there is none."""
-    from mcp_endpoint.views import error_response
 
     session_id = request.META.get(META_HEADER)
     if not session_id:
@@ -211,7 +211,6 @@ def respond_in_session(
     view: MCPView, request: HttpRequest, message: Any, context: RequestContext
 ) -> HttpResponseBase:
     """A legacy message's answer when sessions are on (see the module's docstring)."""
-    from mcp_endpoint.views import json_response
 
     endpoint = view.endpoint
     assert endpoint is not None
@@ -219,7 +218,7 @@ def respond_in_session(
     if isinstance(message, dict) and message.get("method") == "initialize":
         answer = endpoint.handle(message, context)
         if answer is None:  # an initialize notification: nothing to answer or open
-            return HttpResponse(status=202)
+            return empty_response(202)
         headers: dict[str, str] = {}
         result = answer.get("result")
         if isinstance(result, dict):
@@ -234,13 +233,12 @@ def respond_in_session(
         return refusal
     if is_client_response(message) and context.session is not None:
         SessionStore(endpoint).store_reply(context.session, message)
-        return HttpResponse(status=202)
+        return empty_response(202)
     return view.respond(request, message, context)
 
 
 def end_session(endpoint: Endpoint, request: HttpRequest, context: RequestContext) -> HttpResponse:
     """``DELETE``: end the session the header names (404 when there is no such session)."""
-    from mcp_endpoint.views import error_response
 
     session_id = request.META.get(META_HEADER)
     if not session_id:
@@ -251,4 +249,4 @@ def end_session(endpoint: Endpoint, request: HttpRequest, context: RequestContex
         return error_response(
             404, jsonrpc.INVALID_REQUEST, "Not Found: Invalid or expired session ID"
         )
-    return HttpResponse(status=204)
+    return empty_response(204)

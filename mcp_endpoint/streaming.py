@@ -34,6 +34,7 @@ from django.http.response import HttpResponseBase
 
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
+from mcp_endpoint.responses import empty_response
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -230,7 +231,7 @@ def respond(
     if first is not None and first[0] == DONE:
         answer = first[1]
         if answer is None:
-            return HttpResponse(status=202)
+            return empty_response(202)
         return json_response(answer, status_of(answer, context.era))
     stream: Iterator[bytes] | AsyncIterator[bytes]
     if isinstance(request, ASGIRequest):

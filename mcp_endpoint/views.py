@@ -36,6 +36,7 @@ from mcp_endpoint.protocol.versions import (
     era_of,
     is_legacy,
 )
+from mcp_endpoint.responses import empty_response, error_response, json_response
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
@@ -56,27 +57,6 @@ MODERN_STATUS = {
 BASE64_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 # Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-
-def json_response(
-    body: Any, status: int = 200, headers: dict[str, str] | None = None
-) -> HttpResponse:
-    content = jsonrpc.dumps(body)
-    response = HttpResponse(content, status=status, content_type="application/json")
-    for name, value in (headers or {}).items():
-        response[name] = value
-    return response
-
-
-def error_response(
-    status: int,
-    code: int,
-    message: str,
-    data: Any = None,
-    request_id: Any = None,
-    headers: dict[str, str] | None = None,
-) -> HttpResponse:
-    return json_response(jsonrpc.error(request_id, code, message, data), status, headers)
 
 
 @method_decorator(csrf_exempt, name="dispatch")
@@ -104,7 +84,7 @@ class MCPView(View):
                 {"origin": request.META.get("HTTP_ORIGIN")},
             )
         if request.method == "OPTIONS":
-            response = HttpResponse(status=204)
+            response = empty_response(204)
             response["Allow"] = self.allowed_methods_header()
             return response
         if request.method == "DELETE" and self.endpoint.settings.SESSIONS:
@@ -270,7 +250,7 @@ class MCPView(View):
             )
         answer = self.endpoint.handle(message, context)
         if answer is None:
-            return HttpResponse(status=202)
+            return empty_response(202)
         return json_response(answer, self.status_of(answer, context.era))
 
     def answer_batch(
@@ -300,7 +280,7 @@ class MCPView(View):
             if answer is not None:
                 answers.append(answer)
         if not answers:
-            return HttpResponse(status=202)
+            return empty_response(202)
         return json_response(answers)
 
     def status_of(self, answer: dict[str, Any], era: str) -> int:

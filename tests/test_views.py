@@ -717,3 +717,10 @@ def test_the_rest_api_does_enforce_csrf_for_sessions(alice: Any) -> None:
     )
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
+
+
+def test_an_empty_answer_names_no_content_type(mcp_client: Any, alice_key: str) -> None:
+    response = mcp_client(alice_key).post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert response.status_code == 202
+    assert response.content == b""
+    assert "Content-Type" not in response
