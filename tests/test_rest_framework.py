@@ -76,6 +76,7 @@ DRF_TOOLS = [
     "get_card",
     "reopen_card",
     "urgent_cards",
+    "create_probe",
     "list_token_cards",
     "list_beacons",
     "explode",
@@ -615,3 +616,30 @@ def test_the_view_still_chooses_which_credentials_it_accepts(
     assert {row["id"] for row in listed["results"]} == set(
         project.tasks.values_list("id", flat=True)
     )
+
+
+@drf_urls
+def test_the_view_gets_the_request_a_rest_call_would_give_it(
+    client: Client, alice_key: str, settings: Any
+) -> None:
+    settings.ALLOWED_HOSTS = ["tracker.example.com"]
+    rpc = MCPClient(client, "/drf-mcp", alice_key)
+    extra = {"REMOTE_ADDR": "203.0.113.9", "HTTP_HOST": "tracker.example.com"}
+    response = client.post(
+        "/drf-mcp",
+        data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "create_probe", "arguments": {}}}),
+        content_type="application/json", headers=rpc.headers(), **extra,
+    )  # fmt: skip
+    seen = ok(response.json()["result"])
+    rest = client.post("/probes/", headers=rpc.headers(), **extra).json()
+    assert seen == {
+        "via_mcp": True,  # request.mcp tells a view the call came through MCP
+        "user": "alice",
+        "authenticator": "APIKeyAuthentication",
+        "client": "203.0.113.9",
+        "host": "tracker.example.com",
+        "absolute": "http://tracker.example.com/probes/",
+        "messages": ["Probed."],  # message storage works on the inner request
+    }
+    assert {**rest, "via_mcp": True} == seen

@@ -25,6 +25,7 @@ from tests.viewsets_testing import (
     HalfRoutedViewSet,
     NoteViewSet,
     PersonViewSet,
+    ProbeViewSet,
     RefusingProjectViewSet,
     ShipmentViewSet,
     TokenOnlyBoardViewSet,
@@ -63,6 +64,7 @@ REGISTRATIONS: list[tuple[str, type[Any], str, dict[str, Any]]] = [
         },
     ),
     ("cards", BoardViewSet, "card", {"singular": "card", "plural": "cards"}),
+    ("probes", ProbeViewSet, "probe", {"singular": "probe", "plural": "probes"}),
     (
         "token-cards",
         TokenOnlyBoardViewSet,

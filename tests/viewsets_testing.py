@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages as django_messages
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
@@ -201,6 +202,37 @@ class BoardViewSet(viewsets.ReadOnlyModelViewSet[Task]):
         page = self.paginate_queryset(queryset)
         assert page is not None
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class ProbeSerializer(serializers.Serializer[dict[str, Any]]):
+    via_mcp = serializers.BooleanField()
+    user = serializers.CharField()
+    authenticator = serializers.CharField()
+    client = serializers.CharField()
+    host = serializers.CharField()
+    absolute = serializers.CharField()
+    messages = serializers.ListField(child=serializers.CharField())
+
+
+class ProbeViewSet(viewsets.ViewSet):
+    """What a view sees of the request it is given."""
+
+    permission_classes = [IsAuthenticated, TokenHasReadWriteScope]
+
+    @extend_schema(request=None, responses=ProbeSerializer)
+    def create(self, request: Request) -> Response:
+        django_messages.success(request._request, "Probed.")
+        return Response(
+            {
+                "via_mcp": getattr(request, "mcp", None) is not None,
+                "user": request.user.get_username(),
+                "authenticator": type(request.successful_authenticator).__name__,
+                "client": request.META.get("REMOTE_ADDR", ""),
+                "host": request.get_host(),
+                "absolute": request.build_absolute_uri(),
+                "messages": [str(m) for m in django_messages.get_messages(request._request)],
+            }
+        )
 
 
 class TokenOnlyBoardViewSet(BoardViewSet):
