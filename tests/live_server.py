@@ -80,7 +80,8 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
 
 
 class LiveServer:
-    """gunicorn serving the host on ``127.0.0.1:<port>``; a context manager.
+    """gunicorn serving the host on ``127.0.0.1:<port>``; a context manager (see also
+    :class:`UvicornServer`, the same under ASGI).
 
     ``migrate`` runs the migrations first: always into the temporary SQLite file, and into
     ``DATABASE_URL`` only when ``migrate_external`` is true as well.
@@ -202,3 +203,38 @@ class LiveServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class UvicornServer(LiveServer):
+    """The host under uvicorn (ASGI) instead of gunicorn, with the same lifecycle."""
+
+    def start(self) -> UvicornServer:
+        if self.migrate:
+            manage(self.env, "migrate", "--noinput", "-v", "0")
+        command = [
+            venv_command("uvicorn"),
+            "project.asgi:application",
+            "--host", HOST,
+            "--port", str(self.port),
+            "--workers", str(self.workers),
+            "--app-dir", str(ROOT),
+        ]  # fmt: skip
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
+        )
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        process = self.process
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        super().stop()
+
+
+SERVERS: dict[str, type[LiveServer]] = {"gunicorn": LiveServer, "uvicorn": UvicornServer}

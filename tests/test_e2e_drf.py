@@ -1,7 +1,7 @@
 """End to end: the official Python SDK creates a task and finds it again, over a real server.
 
-The host runs under gunicorn on loopback with a fresh SQLite database of its own, seeded with
-``manage.py seed_demo``; the key comes from ``manage.py mcp_key create``. The SDK's client
+The host runs under gunicorn and under uvicorn on loopback, each with a fresh SQLite
+database of its own, seeded with ``manage.py seed_demo``; the key comes from ``manage.py mcp_key create``. The SDK's client
 calls the tools the adapter made of the task viewset, and the REST API is asked the same
 question over the same server.
 """
@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.live_server import LiveServer, manage
+from tests.live_server import SERVERS, LiveServer, manage
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +33,13 @@ class Host:
     key: str
 
 
-@pytest.fixture(scope="module")
-def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
-    workdir: Path = tmp_path_factory.mktemp("e2e-drf")
+@pytest.fixture(scope="module", params=sorted(SERVERS))
+def host(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Host]:
+    """The host under gunicorn (WSGI) and under uvicorn (ASGI): the adapter builds its inner
+    request from either kind of incoming request."""
+    workdir: Path = tmp_path_factory.mktemp(f"e2e-drf-{request.param}")
     # Always a private SQLite file and file cache: this test is about the adapter, and must
     # not touch a database or cache that DATABASE_URL or REDIS_URL may name.
     env = {
@@ -44,7 +48,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
         "SQLITE_PATH": str(workdir / "db.sqlite3"),
         "CACHE_DIR": str(workdir / "cache"),
     }
-    with LiveServer(workdir, workers=2, env=env) as server:
+    with SERVERS[request.param](workdir, workers=2, env=env) as server:
         manage(server.env, "seed_demo")
         output = manage(
             server.env, "mcp_key", "create", "--user", "alice", "--scopes", "read write"

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ import pytest
 from django.test import AsyncClient, Client
 
 from tests.conftest import MCPClient
-from tests.live_server import HOST, ROOT, LiveServer, venv_command
+from tests.live_server import HOST, SERVERS, LiveServer
 from tests.test_modern import FIXTURE, MODERN, meta
 
 pytestmark = pytest.mark.django_db
@@ -264,45 +262,11 @@ def test_product_tool_call_is_plain_json_with_sse_accepted(
 # -- real servers ----------------------------------------------------------------------------
 
 
-class UvicornServer(LiveServer):
-    """The host under uvicorn (ASGI) instead of gunicorn, with the same lifecycle."""
-
-    def start(self) -> UvicornServer:
-        from tests.live_server import manage
-
-        if self.migrate:
-            manage(self.env, "migrate", "--noinput", "-v", "0")
-        command = [
-            venv_command("uvicorn"),
-            "project.asgi:application",
-            "--host", HOST,
-            "--port", str(self.port),
-            "--workers", str(self.workers),
-            "--app-dir", str(ROOT),
-        ]  # fmt: skip
-        self._log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
-        )
-        try:
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def stop(self) -> None:
-        process = self.process
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGINT)
-        super().stop()
-
-
 @pytest.fixture(scope="module", params=["gunicorn", "uvicorn"])
 def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         LiveServer]:  # fmt: skip
     workdir: Path = tmp_path_factory.mktemp(f"stream-{request.param}")
-    cls = LiveServer if request.param == "gunicorn" else UvicornServer
+    cls = SERVERS[request.param]
     with cls(workdir, workers=2) as server:
         yield server
 
