@@ -1,9 +1,9 @@
 """End to end: the official Python SDK creates a task and finds it again, over a real server.
 
 The host runs under gunicorn and under uvicorn on loopback, each with a fresh SQLite
-database of its own, seeded with ``manage.py seed_demo``; the key comes from ``manage.py mcp_key create``. The SDK's client
-calls the tools the adapter made of the task viewset, and the REST API is asked the same
-question over the same server.
+database of its own, seeded with ``manage.py seed_demo``; the key comes from
+``manage.py mcp_key create``. The SDK's client calls the tools the adapter made of the task
+viewset, and the REST API is asked the same question over the same server.
 """
 
 from __future__ import annotations
