@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import django_stubs_ext
+from corsheaders.defaults import default_headers as default_cors_headers
 
 # Lets the demo's classes subscript Django and DRF generics (ModelAdmin[Task]) at run time.
 django_stubs_ext.monkeypatch()
@@ -212,7 +213,20 @@ OAUTH2_PROVIDER = {
     "ACCESS_TOKEN_ADMIN_CLASS": "mcp_endpoint.oauth.admin.AccessTokenAdmin",
 }
 
+# Browser-based MCP clients (the Inspector on a loopback port, say) preflight their POSTs;
+# the REST API and /mcp share this policy. The MCP headers must be allowed in, and the
+# session id and the auth challenge let out.
 CORS_ALLOWED_ORIGINS = [o for o in os.environ.get("DEMO_CORS_ORIGINS", "").split(",") if o]
+CORS_ALLOWED_ORIGIN_REGEXES = [r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$"]
+CORS_ALLOW_HEADERS = (
+    *default_cors_headers,
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "mcp-session-id",
+    "last-event-id",
+)
+CORS_EXPOSE_HEADERS = ["mcp-session-id", "www-authenticate"]
 
 MCP_ENDPOINT = {
     "SERVER_NAME": "task-tracker",

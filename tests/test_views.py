@@ -724,3 +724,22 @@ def test_an_empty_answer_names_no_content_type(mcp_client: Any, alice_key: str) 
     assert response.status_code == 202
     assert response.content == b""
     assert "Content-Type" not in response
+
+
+def test_a_browser_client_on_loopback_passes_the_preflight(client: Any) -> None:
+    # The demo's CORS policy (shared with the REST API) lets a loopback page, such as the
+    # MCP Inspector's, send the MCP headers and read the session id and the challenge.
+    response = client.options(
+        "/mcp",
+        headers={
+            "Origin": "http://localhost:6274",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+        },
+    )
+    assert response.status_code in (200, 204)
+    assert response["Access-Control-Allow-Origin"] == "http://localhost:6274"
+    allowed = response["Access-Control-Allow-Headers"].lower()
+    assert {"authorization", "content-type", "mcp-protocol-version", "mcp-session-id"} <= {
+        h.strip() for h in allowed.split(",")
+    }
