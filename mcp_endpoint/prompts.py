@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
@@ -11,6 +11,7 @@ from django.template.loader import render_to_string
 
 from mcp_endpoint.context import Context
 from mcp_endpoint.protocol.content import Content, Message
+from mcp_endpoint.registry import NamedRegistry
 
 
 @dataclass(frozen=True)
@@ -146,20 +147,5 @@ class TemplatePrompt(Prompt):
         return [Message(text.strip())]
 
 
-class PromptRegistry:
-    def __init__(self) -> None:
-        self._prompts: dict[str, Prompt] = {}
-        self.duplicates: list[str] = []
-
-    def register(self, prompt: Prompt) -> Prompt:
-        if prompt.name in self._prompts:
-            self.duplicates.append(prompt.name)
-        else:
-            self._prompts[prompt.name] = prompt
-        return prompt
-
-    def get(self, name: str) -> Prompt | None:
-        return self._prompts.get(name)
-
-    def __iter__(self) -> Iterator[Prompt]:
-        return iter(list(self._prompts.values()))
+class PromptRegistry(NamedRegistry[Prompt]):
+    """The prompts of one endpoint, in registration order; names are unique."""

@@ -7,7 +7,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 import pydantic
@@ -16,6 +16,7 @@ from jsonschema.exceptions import ValidationError as SchemaValidationError
 
 from mcp_endpoint.protocol.content import Content, Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import Encoded
+from mcp_endpoint.registry import NamedRegistry
 from mcp_endpoint.schema import portable
 
 if TYPE_CHECKING:
@@ -270,32 +271,5 @@ def as_result(value: Any) -> ToolResult:
     return ToolResult(content=[Text(compact_json(value))])
 
 
-class ToolRegistry:
+class ToolRegistry(NamedRegistry[Tool]):
     """The tools of one endpoint, in registration order; names are unique."""
-
-    def __init__(self) -> None:
-        self._tools: dict[str, Tool] = {}
-        # Names registered more than once, for the system check (never a silent overwrite).
-        self.duplicates: list[str] = []
-
-    def register(self, tool: Tool) -> Tool:
-        if tool.name in self._tools:
-            self.duplicates.append(tool.name)
-            return tool
-        self._tools[tool.name] = tool
-        return tool
-
-    def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
-
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
-
-    def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools

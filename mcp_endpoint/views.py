@@ -110,15 +110,23 @@ class MCPView(View):
     def delete_session(self, request: HttpRequest) -> HttpResponse:
         """``DELETE`` with sessions on: end the caller's session named by the header."""
         assert self.endpoint is not None
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        return sessions.end_session(self.endpoint, request, context)
+
+    def authenticate(self, request: HttpRequest) -> tuple[Any, HttpResponse | None]:
+        """The request's credential (None when it has none and needs none), or a 401."""
+        assert self.endpoint is not None
         settings = self.endpoint.settings
         try:
             credential = authentication.authenticate(request, settings.AUTHENTICATION_CLASSES)
         except authentication.CredentialRefused:
-            return self.unauthorized(request, refused=True)
+            return None, self.unauthorized(request, refused=True)
         if credential is None and settings.REQUIRE_CREDENTIAL:
-            return self.unauthorized(request, refused=False)
-        context = RequestContext(era=LEGACY, credential=credential, transport=request)
-        return sessions.end_session(self.endpoint, request, context)
+            return None, self.unauthorized(request, refused=False)
+        return credential, None
 
     # -- before any method -------------------------------------------------------------
 
@@ -158,13 +166,9 @@ class MCPView(View):
         if len(body) > limit:
             return self.too_large(limit)
 
-        credential = None
-        try:
-            credential = authentication.authenticate(request, settings.AUTHENTICATION_CLASSES)
-        except authentication.CredentialRefused:
-            return self.unauthorized(request, refused=True)
-        if credential is None and settings.REQUIRE_CREDENTIAL:
-            return self.unauthorized(request, refused=False)
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
 
         wait = throttling.check(
             request, credential, throttling.throttle_classes(settings.THROTTLE_CLASSES)
