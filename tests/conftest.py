@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,6 +14,18 @@ from django.test import Client
 
 from mcp_endpoint.models import APIKey
 from project.tracker.models import Project, Task
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _release_stream_workers(django_db_setup: Any) -> Iterator[None]:
+    # Streamed calls run in a pool of threads whose database connections persist (as a
+    # request thread's do under CONN_MAX_AGE); end those threads, and with them their
+    # connections, before the test database is dropped.
+    yield
+    from mcp_endpoint import streaming
+
+    streaming._executor.shutdown(wait=True)
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)
