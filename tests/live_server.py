@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -120,10 +121,9 @@ class LiveServer:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def start(self) -> LiveServer:
-        if self.migrate and (not uses_external_database(self.env) or self.migrate_external):
-            manage(self.env, "migrate", "--noinput", "-v", "0")
-        command = [
+    def command(self) -> list[str]:
+        """The server's command line: gunicorn with sync workers."""
+        return [
             venv_command("gunicorn"),
             "project.wsgi",
             "-b",
@@ -137,9 +137,13 @@ class LiveServer:
             "--access-logfile",
             "-",
         ]
+
+    def start(self) -> LiveServer:
+        if self.migrate and (not uses_external_database(self.env) or self.migrate_external):
+            manage(self.env, "migrate", "--noinput", "-v", "0")
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
+            self.command(), cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
         )
         try:
             self.wait_ready()
@@ -208,10 +212,8 @@ class LiveServer:
 class UvicornServer(LiveServer):
     """The host under uvicorn (ASGI) instead of gunicorn, with the same lifecycle."""
 
-    def start(self) -> UvicornServer:
-        if self.migrate:
-            manage(self.env, "migrate", "--noinput", "-v", "0")
-        command = [
+    def command(self) -> list[str]:
+        return [
             venv_command("uvicorn"),
             "project.asgi:application",
             "--host", HOST,
@@ -219,16 +221,6 @@ class UvicornServer(LiveServer):
             "--workers", str(self.workers),
             "--app-dir", str(ROOT),
         ]  # fmt: skip
-        self._log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
-        )
-        try:
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
     def stop(self) -> None:
         process = self.process
@@ -238,3 +230,34 @@ class UvicornServer(LiveServer):
 
 
 SERVERS: dict[str, type[LiveServer]] = {"gunicorn": LiveServer, "uvicorn": UvicornServer}
+
+
+@dataclass
+class DemoHost:
+    """A live server of the demo host and an API key for alice, with the look-ups that
+    tests of destructive tools need: a task of her own to delete, and whether it is gone."""
+
+    server: LiveServer
+    key: str
+
+    def new_task(self) -> int:
+        """A fresh task in alice's first project, so each test deletes its own."""
+        out = manage(
+            self.server.env,
+            "shell",
+            "-c",
+            "from project.tracker.models import Project, Task\n"
+            "p = Project.objects.filter(owner__username='alice').order_by('pk').first()\n"
+            "print(Task.objects.create(project=p, title='Delete me').pk)\n",
+        )
+        return int(out.strip().splitlines()[-1])
+
+    def task_exists(self, pk: int) -> bool:
+        out = manage(
+            self.server.env,
+            "shell",
+            "-c",
+            "from project.tracker.models import Task\n"
+            f"print(Task.objects.filter(pk={pk}).exists())\n",
+        )
+        return out.strip().splitlines()[-1] == "True"

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
-from tests.live_server import LiveServer, manage
+from tests.live_server import DemoHost, LiveServer, manage
 from tests.test_e2e_sdk import Exchange, create_key
 
 pytestmark = pytest.mark.e2e
@@ -34,34 +34,9 @@ LEGACY = "2025-11-25"
 
 
 @dataclass
-class Host:
-    server: LiveServer
-    key: str
-
+class Host(DemoHost):
     def url(self, path: str = "/mcp") -> str:
         return self.server.url(path)
-
-    def new_task(self) -> int:
-        """A fresh task in alice's first project, so each test deletes its own."""
-        out = manage(
-            self.server.env,
-            "shell",
-            "-c",
-            "from project.tracker.models import Project, Task\n"
-            "p = Project.objects.filter(owner__username='alice').order_by('pk').first()\n"
-            "print(Task.objects.create(project=p, title='Delete me').pk)\n",
-        )
-        return int(out.strip().splitlines()[-1])
-
-    def task_exists(self, pk: int) -> bool:
-        out = manage(
-            self.server.env,
-            "shell",
-            "-c",
-            "from project.tracker.models import Task\n"
-            f"print(Task.objects.filter(pk={pk}).exists())\n",
-        )
-        return out.strip().splitlines()[-1] == "True"
 
 
 @pytest.fixture(scope="module")

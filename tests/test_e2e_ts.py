@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.live_server import ROOT, LiveServer, manage
+from tests.live_server import ROOT, DemoHost, LiveServer, manage
 from tests.test_e2e_sdk import create_key
 
 pytestmark = pytest.mark.e2e
@@ -51,10 +51,7 @@ def clients_missing() -> str | None:
 
 
 @dataclass
-class Host:
-    server: LiveServer
-    key: str
-
+class Host(DemoHost):
     def node(self, script: str, *args: str, **env: str) -> dict[str, Any]:
         done = subprocess.run(
             ["node", script, self.server.url("/mcp"), *args],
@@ -71,27 +68,6 @@ class Host:
         )
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
-
-    def new_task(self) -> int:
-        out = manage(
-            self.server.env,
-            "shell",
-            "-c",
-            "from project.tracker.models import Project, Task\n"
-            "p = Project.objects.filter(owner__username='alice').order_by('pk').first()\n"
-            "print(Task.objects.create(project=p, title='Delete me').pk)\n",
-        )
-        return int(out.strip().splitlines()[-1])
-
-    def task_exists(self, pk: int) -> bool:
-        out = manage(
-            self.server.env,
-            "shell",
-            "-c",
-            "from project.tracker.models import Task\n"
-            f"print(Task.objects.filter(pk={pk}).exists())\n",
-        )
-        return out.strip().splitlines()[-1] == "True"
 
 
 @pytest.fixture(scope="module", params=["stateless", "sessions"])
