@@ -1,10 +1,11 @@
 """Run the demo host as a real server process on loopback, for end-to-end tests.
 
 The server is gunicorn serving ``project.wsgi``, bound to ``127.0.0.1`` on a free port.
-Its database is a fresh SQLite file in a temporary folder, migrated before start, unless
-``DATABASE_URL`` is set in the environment (CI with PostgreSQL), which is then used as it
-is; ``REDIS_URL`` likewise. Only the process this module started is ever stopped, by its
-PID::
+Its database is always its own and always migrated before start: a fresh SQLite file in a
+temporary folder, or, when ``DATABASE_URL`` is set (CI with PostgreSQL), a fresh database
+created beside the one it names and dropped when the server stops, so no run depends on
+what an earlier one left behind. ``REDIS_URL`` is used as it is. Only the process this
+module started is ever stopped, by its PID::
 
     with LiveServer(tmp_path) as server:
         post(server.url("/conformance/mcp"), ...)
@@ -13,6 +14,7 @@ PID::
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
@@ -62,6 +65,30 @@ def uses_external_database(env: dict[str, str]) -> bool:
     return bool(env.get("DATABASE_URL"))
 
 
+def create_database(url: str) -> str:
+    """Create an empty PostgreSQL database beside the one ``url`` names; its URL."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"mcp_live_{os.getpid()}_{secrets.token_hex(4)}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+def drop_database(url: str, via: str) -> None:
+    """Drop the database ``url`` names (its connections are ended first), connected to
+    ``via``, the database it was created beside."""
+    import psycopg
+    from psycopg import sql
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(via, autocommit=True) as admin:
+        admin.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
 def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     """Run ``manage.py`` with ``env``; the output, or an error carrying it."""
     done = subprocess.run(
@@ -84,8 +111,9 @@ class LiveServer:
     """gunicorn serving the host on ``127.0.0.1:<port>``; a context manager (see also
     :class:`UvicornServer`, the same under ASGI).
 
-    ``migrate`` runs the migrations first: always into the temporary SQLite file, and into
-    ``DATABASE_URL`` only when ``migrate_external`` is true as well.
+    With ``DATABASE_URL`` set, the server gets a database of its own, created empty and
+    dropped at stop, unless ``share_database`` names a running server whose database it
+    joins (two processes of one deployment). ``migrate`` runs the migrations before start.
     """
 
     def __init__(
@@ -94,7 +122,7 @@ class LiveServer:
         *,
         workers: int = 2,
         migrate: bool = True,
-        migrate_external: bool = False,
+        share_database: LiveServer | None = None,
         env: dict[str, str] | None = None,
         ready_path: str = "/",
         startup_timeout: float = 60.0,
@@ -103,8 +131,14 @@ class LiveServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.workers = workers
         self.migrate = migrate
-        self.migrate_external = migrate_external
         self.env = server_environment(self.workdir, env)
+        self.own_database: tuple[str, str] | None = None
+        if share_database is not None and uses_external_database(share_database.env):
+            self.env["DATABASE_URL"] = share_database.env["DATABASE_URL"]
+        elif uses_external_database(self.env):
+            origin = self.env["DATABASE_URL"]
+            self.env["DATABASE_URL"] = create_database(origin)
+            self.own_database = (self.env["DATABASE_URL"], origin)
         self.ready_path = ready_path
         self.startup_timeout = startup_timeout
         self.port = free_port()
@@ -139,8 +173,12 @@ class LiveServer:
         ]
 
     def start(self) -> LiveServer:
-        if self.migrate and (not uses_external_database(self.env) or self.migrate_external):
-            manage(self.env, "migrate", "--noinput", "-v", "0")
+        try:
+            if self.migrate:
+                manage(self.env, "migrate", "--noinput", "-v", "0")
+        except BaseException:
+            self.stop()
+            raise
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
             self.command(), cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
@@ -189,6 +227,9 @@ class LiveServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+        database, self.own_database = self.own_database, None
+        if database is not None:
+            drop_database(*database)
 
     def log_tail(self, lines: int = 60) -> str:
         try:

@@ -8,7 +8,6 @@ connection mode and does what a model's client does: list, call, read, get.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import secrets
 import urllib.error
@@ -17,7 +16,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx2
@@ -36,33 +34,6 @@ DEMO_PROJECT = "Website relaunch"
 
 
 # -- the server ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def throwaway_database() -> Iterator[dict[str, str]]:
-    """Environment for the server's database: SQLite (nothing to add), or a fresh PostgreSQL
-    database beside the one ``DATABASE_URL`` names, dropped afterwards, so the server never
-    shares a database with the test run's own."""
-    import os
-
-    url = os.environ.get("DATABASE_URL")
-    if not url:
-        yield {}
-        return
-    import psycopg
-    from psycopg import sql
-
-    name = f"mcp_e2e_{secrets.token_hex(4)}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    parts = urlsplit(url)
-    try:
-        yield {"DATABASE_URL": urlunsplit(parts._replace(path=f"/{name}"))}
-    finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 def create_key(env: dict[str, str], username: str, scopes: str) -> str:
@@ -96,24 +67,23 @@ class Host:
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     workdir: Path = tmp_path_factory.mktemp("e2e-sdk")
-    with throwaway_database() as database_env:
-        env = {**database_env, "CACHE_KEY_PREFIX": f"mcp_e2e_{secrets.token_hex(4)}"}
-        with LiveServer(workdir, workers=2, env=env, migrate_external=True) as server:
-            manage(server.env, "seed_demo")
-            key = create_key(server.env, "alice", "read write")
-            facts = manage(
-                server.env,
-                "shell",
-                "-c",
-                "import json\n"
-                "from django.db.models import Count\n"
-                "from project.tracker.models import Project\n"
-                f"p = Project.objects.get(name={DEMO_PROJECT!r})\n"
-                "counts = dict(p.tasks.values_list('status').annotate(n=Count('id')))\n"
-                "print(json.dumps({'id': p.pk, 'counts': counts}))\n",
-            )
-            found = json.loads(facts.strip().splitlines()[-1])
-            yield Host(server, key, found["id"], found["counts"])
+    env = {"CACHE_KEY_PREFIX": f"mcp_e2e_{secrets.token_hex(4)}"}
+    with LiveServer(workdir, workers=2, env=env) as server:
+        manage(server.env, "seed_demo")
+        key = create_key(server.env, "alice", "read write")
+        facts = manage(
+            server.env,
+            "shell",
+            "-c",
+            "import json\n"
+            "from django.db.models import Count\n"
+            "from project.tracker.models import Project\n"
+            f"p = Project.objects.get(name={DEMO_PROJECT!r})\n"
+            "counts = dict(p.tasks.values_list('status').annotate(n=Count('id')))\n"
+            "print(json.dumps({'id': p.pk, 'counts': counts}))\n",
+        )
+        found = json.loads(facts.strip().splitlines()[-1])
+        yield Host(server, key, found["id"], found["counts"])
 
 
 # -- the client -----------------------------------------------------------------------------------

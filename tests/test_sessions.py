@@ -370,7 +370,9 @@ def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Raw,
         for user in ("alice", "bob"):
             out = manage(first.env, "mcp_key", "create", "--user", user, "--scopes", "read")
             keys.append(out.strip().splitlines()[-1])
-        with LiveServer(workdir / "b", workers=2, env=env, migrate=False) as second:
+        with LiveServer(
+            workdir / "b", workers=2, env=env, migrate=False, share_database=first
+        ) as second:
             yield Raw(first), Raw(second), keys[0], keys[1]
 
 
