@@ -1,0 +1,438 @@
+"""The inventory host (``tests/hosts/inventory``): a large product's shapes, REST and MCP alike.
+
+Every operation runs once through ``/inventory/api/`` and once through ``/inventory/mcp``
+with the same credential, each in a transaction rolled back afterwards, so both sides see
+the same data. The credentials are the product's own: a superuser's token, a read-only
+token, the token of a user whose object permissions reach only the ACME tenant's sites and
+devices, and one of the endpoint's API keys. A refused write leaves every table as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+from django.test import Client
+from jsonschema import Draft202012Validator
+
+from mcp_endpoint.models import APIKey
+from tests.conftest import MCPClient
+from tests.hosts.inventory.models import (
+    Device,
+    DeviceType,
+    JournalEntry,
+    Manufacturer,
+    ObjectPermission,
+    Region,
+    Site,
+    Tenant,
+    Token,
+)
+
+pytestmark = pytest.mark.django_db
+
+MCP_URL = "/inventory/mcp"
+API = "/inventory/api"
+MODELS = (Tenant, Region, Site, Manufacturer, DeviceType, Device, JournalEntry)
+
+
+@dataclass
+class World:
+    ids: dict[str, int]
+    headers: dict[str, str]  # credential name -> Authorization header value
+
+
+def grant(
+    user: Any, models: tuple[type[Any], ...], constraints: Any = None, **actions: bool
+) -> None:
+    permission = ObjectPermission.objects.create(
+        name=f"{user.username} on {len(models)} models", constraints=constraints, **actions
+    )
+    permission.users.add(user)
+    permission.object_types.set([ContentType.objects.get_for_model(m) for m in models])
+
+
+@pytest.fixture
+def world(db: Any) -> World:
+    users = get_user_model().objects
+    admin = users.create_superuser("admin", "admin@example.com", "pw-admin-123")
+    auditor = users.create_user("auditor", "auditor@example.com", "pw-auditor-123")
+    acme_ops = users.create_user("acme_ops", "ops@acme.example", "pw-acme-123")
+    noc = users.create_user("noc", "noc@example.com", "pw-noc-123")
+    everything = dict(can_view=True, can_add=True, can_change=True, can_delete=True)
+    grant(auditor, MODELS, **everything)
+    grant(noc, MODELS, **everything)
+    # ACME's operator sees the catalogue, and changes ACME's sites and devices only.
+    grant(acme_ops, (Tenant, Region, Manufacturer, DeviceType, JournalEntry), can_view=True)
+    grant(acme_ops, (Site,), [{"tenant__slug": "acme"}], **everything)
+    grant(acme_ops, (Device,), [{"site__tenant__slug": "acme"}], **everything)
+
+    acme = Tenant.objects.create(name="ACME", slug="acme")
+    globex = Tenant.objects.create(name="Globex", slug="globex")
+    eu = Region.objects.create(name="Europe", slug="eu")
+    Region.objects.create(name="Americas", slug="americas")
+    london = Site.objects.create(
+        name="London",
+        slug="lon",
+        tenant=acme,
+        region=eu,
+        latitude=Decimal("51.507400"),
+        longitude=Decimal("-0.127800"),
+        time_zone="Zone/042",
+    )
+    Site.objects.create(name="Leeds", slug="lds", tenant=acme, region=eu, status="planned")
+    springfield = Site.objects.create(name="Springfield", slug="spr", tenant=globex)
+    maker = Manufacturer.objects.create(name="Juniper", slug="juniper")
+    Manufacturer.objects.create(name="Arista", slug="arista")
+    switch = DeviceType.objects.create(
+        manufacturer=maker, model="EX4300", slug="ex4300", u_height=Decimal("1.0")
+    )
+    core = Device.objects.create(name="lon-core-1", device_type=switch, site=london, tenant=acme)
+    Device.objects.create(name="lon-edge-1", device_type=switch, site=london, serial="A1")
+    spr = Device.objects.create(name="spr-core-1", device_type=switch, site=springfield)
+    entry = JournalEntry.objects.create(
+        assigned_object_type=ContentType.objects.get_for_model(Site),
+        assigned_object_id=london.pk,
+        comments="Fibre cut repaired.",
+    )
+    _, api_key = APIKey.objects.create_key(user=noc, scopes="read write", name="noc")
+    return World(
+        ids={
+            "acme": acme.pk,
+            "globex": globex.pk,
+            "eu": eu.pk,
+            "london": london.pk,
+            "springfield": springfield.pk,
+            "juniper": maker.pk,
+            "ex4300": switch.pk,
+            "core": core.pk,
+            "spr": spr.pk,
+            "entry": entry.pk,
+        },
+        headers={
+            "superuser": f"Token {Token.issue(admin).key}",
+            "read_only": f"Token {Token.issue(auditor, write_enabled=False).key}",
+            "restricted": f"Token {Token.issue(acme_ops).key}",
+            "api_key": f"Bearer {api_key}",
+        },
+    )
+
+
+@dataclass
+class Operation:
+    tool: str
+    method: str
+    url: str  # path arguments in braces; the rest goes to the query (GET) or the body
+    arguments: Callable[[World], dict[str, Any]]
+
+
+def expected(superuser: int, read_only: int, restricted: int, api_key: int) -> dict[str, int]:
+    return {
+        "superuser": superuser,
+        "read_only": read_only,
+        "restricted": restricted,
+        "api_key": api_key,
+    }
+
+
+ROWS: list[tuple[str, Operation, dict[str, int]]] = [
+    (
+        "list_sites_filtered_and_paged",
+        Operation(
+            "list_sites",
+            "GET",
+            "/sites/",
+            lambda w: {"region": w.ids["eu"], "status": "active", "limit": 1, "offset": 0},
+        ),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "list_sites_by_slugs_ordered",
+        Operation(
+            "list_sites",
+            "GET",
+            "/sites/",
+            lambda w: {"slug__in": "lon,spr,lds", "ordering": "-name", "limit": 2, "offset": 1},
+        ),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "list_sites_bad_filter",
+        Operation("list_sites", "GET", "/sites/", lambda w: {"status": "demolished"}),
+        expected(400, 400, 400, 400),
+    ),
+    (
+        "list_devices_of_a_site",
+        Operation("list_devices", "GET", "/devices/", lambda w: {"site": w.ids["london"]}),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "list_tenants",
+        Operation("list_tenants", "GET", "/tenants/", lambda w: {"q": "ac"}),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "list_journal_entries",
+        Operation("list_journal_entries", "GET", "/journal-entries/", lambda w: {}),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "get_site",
+        Operation("get_site", "GET", "/sites/{id}/", lambda w: {"id": w.ids["london"]}),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "get_site_of_another_tenant",
+        Operation("get_site", "GET", "/sites/{id}/", lambda w: {"id": w.ids["springfield"]}),
+        expected(200, 200, 404, 200),
+    ),
+    (
+        "get_device_type",
+        Operation(
+            "get_device_type", "GET", "/device-types/{id}/", lambda w: {"id": w.ids["ex4300"]}
+        ),
+        expected(200, 200, 200, 200),
+    ),
+    (
+        "create_site",
+        Operation(
+            "create_site",
+            "POST",
+            "/sites/",
+            lambda w: {
+                "name": "Paris",
+                "slug": "par",
+                "tenant": w.ids["acme"],
+                "region": w.ids["eu"],
+                "latitude": 48.8566,
+                "longitude": 2.3522,
+                "time_zone": "Zone/599",
+            },
+        ),
+        expected(201, 403, 201, 201),
+    ),
+    (
+        "create_site_for_another_tenant",
+        Operation(
+            "create_site",
+            "POST",
+            "/sites/",
+            lambda w: {"name": "Shelbyville", "slug": "shb", "tenant": w.ids["globex"]},
+        ),
+        expected(201, 403, 403, 201),
+    ),
+    (
+        "create_site_invalid",
+        Operation(
+            "create_site",
+            "POST",
+            "/sites/",
+            lambda w: {
+                "name": "London",
+                "slug": "not a slug",
+                "latitude": 123.5,
+                "time_zone": "Mars/Olympus",
+                "status": "gone",
+            },
+        ),
+        expected(400, 403, 400, 400),
+    ),
+    (
+        "create_device_type",
+        Operation(
+            "create_device_type",
+            "POST",
+            "/device-types/",
+            lambda w: {
+                "manufacturer": w.ids["juniper"],
+                "model": "QFX5120",
+                "slug": "qfx5120",
+                "u_height": 2.5,
+            },
+        ),
+        expected(201, 403, 403, 201),
+    ),
+    (
+        "create_journal_entry",
+        Operation(
+            "create_journal_entry",
+            "POST",
+            "/journal-entries/",
+            lambda w: {
+                "assigned_object_type": "inventory.device",
+                "assigned_object_id": w.ids["core"],
+                "kind": "warning",
+                "comments": "Fan failure.",
+            },
+        ),
+        expected(201, 403, 403, 201),
+    ),
+    (
+        "create_journal_entry_unknown_type",
+        Operation(
+            "create_journal_entry",
+            "POST",
+            "/journal-entries/",
+            lambda w: {
+                "assigned_object_type": "auth.user",
+                "assigned_object_id": 1,
+                "comments": "",
+            },
+        ),
+        expected(400, 403, 403, 400),
+    ),
+    (
+        "update_site",
+        Operation(
+            "update_site",
+            "PATCH",
+            "/sites/{id}/",
+            lambda w: {"id": w.ids["london"], "description": "HQ", "latitude": 51.5},
+        ),
+        expected(200, 403, 200, 200),
+    ),
+    (
+        "update_site_out_of_bounds",
+        Operation(
+            "update_site",
+            "PATCH",
+            "/sites/{id}/",
+            lambda w: {"id": w.ids["london"], "longitude": -181},
+        ),
+        expected(400, 403, 400, 400),
+    ),
+    (
+        "update_site_away_from_own_tenant",
+        Operation(
+            "update_site",
+            "PATCH",
+            "/sites/{id}/",
+            lambda w: {"id": w.ids["london"], "tenant": w.ids["globex"]},
+        ),
+        expected(200, 403, 403, 200),
+    ),
+    (
+        "update_device_of_another_tenant",
+        Operation(
+            "update_device",
+            "PATCH",
+            "/devices/{id}/",
+            lambda w: {"id": w.ids["spr"], "serial": "X9"},
+        ),
+        expected(200, 403, 404, 200),
+    ),
+    (
+        "replace_region",
+        Operation(
+            "replace_region",
+            "PUT",
+            "/regions/{id}/",
+            lambda w: {"id": w.ids["eu"], "name": "EMEA", "slug": "emea", "description": ""},
+        ),
+        expected(200, 403, 403, 200),
+    ),
+    (
+        "delete_device",
+        Operation("delete_device", "DELETE", "/devices/{id}/", lambda w: {"id": w.ids["core"]}),
+        expected(204, 403, 204, 204),
+    ),
+    (
+        "delete_device_of_another_tenant",
+        Operation("delete_device", "DELETE", "/devices/{id}/", lambda w: {"id": w.ids["spr"]}),
+        expected(204, 403, 404, 204),
+    ),
+]
+
+CASES = [
+    pytest.param(operation, who, status, id=f"{label}-{who}")
+    for label, operation, statuses in ROWS
+    for who, status in statuses.items()
+]
+
+
+def rolled_back(run: Callable[[], Any]) -> tuple[Any, dict[str, int]]:
+    """Run ``run`` in a transaction that is then rolled back; also the row counts it left."""
+    with transaction.atomic():
+        outcome = run()
+        counts = {model.__name__: model.objects.count() for model in MODELS}
+        transaction.set_rollback(True)
+    return outcome, counts
+
+
+def rest_call(client: Client, header: str, operation: Operation, world: World) -> Any:
+    arguments = operation.arguments(world)
+    names = {n for n in arguments if "{" + n + "}" in operation.url}
+    url = API + operation.url.format(**{n: arguments[n] for n in names})
+    rest = {k: v for k, v in arguments.items() if k not in names}
+    if operation.method == "GET":
+        return client.get(url, rest, headers={"Authorization": header})
+    return client.generic(
+        operation.method,
+        url,
+        json.dumps(rest),
+        content_type="application/json",
+        headers={"Authorization": header},
+    )
+
+
+def mcp_for(client: Client, header: str) -> MCPClient:
+    mcp = MCPClient(client, MCP_URL)
+    mcp.headers = lambda extra=None: {"Authorization": header, **(extra or {})}  # type: ignore[method-assign]
+    return mcp
+
+
+@pytest.mark.parametrize(("operation", "who", "rest_status"), CASES)
+def test_rest_and_mcp_agree(
+    operation: Operation, who: str, rest_status: int, world: World, client: Client
+) -> None:
+    header = world.headers[who]
+    before = {model.__name__: model.objects.count() for model in MODELS}
+    rest, rest_counts = rolled_back(lambda: rest_call(client, header, operation, world))
+    mcp = mcp_for(client, header)
+    answer, mcp_counts = rolled_back(
+        lambda: mcp.request(
+            "tools/call", {"name": operation.tool, "arguments": operation.arguments(world)}
+        )
+    )
+    assert rest.status_code == rest_status, rest.content
+    assert answer.status_code == 200, answer.content
+    result = answer.json()["result"]
+    rest_data = rest.json() if rest.content else None
+    assert mcp_counts == rest_counts
+    if not 200 <= rest_status < 300:
+        assert mcp_counts == before  # a refused call writes nothing
+        assert result["isError"] is True, result
+        error = result["structuredContent"]["error"]
+        code = {400: "invalid_arguments", 403: "permission_denied", 404: "not_found"}
+        assert error["code"] == code[rest_status]
+        if rest_status == 400:
+            assert error["fields"] == rest_data
+        else:
+            assert error["message"] == rest_data["detail"]
+        return
+    assert result["isError"] is False, result
+    if rest_data is None:
+        return
+    structured = result["structuredContent"]
+    if operation.method == "POST":
+        # Ids are allocated, not chosen (sequences do not roll back); the rest is equal.
+        assert {**structured, "id": 0} == {**rest_data, "id": 0}
+    else:
+        assert structured == rest_data
+    tools = {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+    validator = Draft202012Validator(
+        tools[operation.tool]["outputSchema"], format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+    assert [e.message for e in validator.iter_errors(structured)] == []
+
+
+def test_the_table_tries_every_kind_of_tool(world: World) -> None:
+    verbs = {operation.tool.split("_")[0] for _, operation, _ in ROWS}
+    assert verbs == {"list", "get", "create", "update", "replace", "delete"}
