@@ -35,6 +35,50 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     ]
     for label, values in sources:
         errors.extend(_check_values(label, values))
+        errors.extend(_check_schema_settings(label, values))
+    return errors
+
+
+FILTER_LOOKUP_CHOICES = ("exact", "grouped", "all")
+
+
+def _check_schema_settings(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """The settings of what tool schemas hold and how large they may grow (E050)."""
+    errors: list[CheckMessage] = []
+    for key in ("LARGE_CHOICE_LIST", "TOOL_BUDGET_BYTES", "TOOLS_LIST_BUDGET_BYTES"):
+        value = values.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            errors.append(
+                Error(
+                    f"{label}[{key!r}] must be a positive integer.",
+                    hint=f"The default is {DEFAULTS[key]}.",
+                    id="mcp_endpoint.E050",
+                )
+            )
+    lookups = values.get("FILTER_LOOKUPS")
+    if lookups is not None and lookups not in FILTER_LOOKUP_CHOICES:
+        errors.append(
+            Error(
+                f"{label}['FILTER_LOOKUPS'] must be one of {', '.join(FILTER_LOOKUP_CHOICES)}.",
+                hint="'grouped' offers each filter's exact form, and the other lookups in one "
+                "object argument.",
+                id="mcp_endpoint.E050",
+            )
+        )
+    if "ARRAY_BODIES" in values and not isinstance(values["ARRAY_BODIES"], bool):
+        errors.append(
+            Error(f"{label}['ARRAY_BODIES'] must be True or False.", id="mcp_endpoint.E050")
+        )
+    version = values.get("API_VERSION")
+    if version is not None and not isinstance(version, str):
+        errors.append(
+            Error(
+                f"{label}['API_VERSION'] must be a version string such as '2.1', or None.",
+                id="mcp_endpoint.E050",
+            )
+        )
     return errors
 
 

@@ -63,6 +63,23 @@ DEFAULTS: dict[str, Any] = {
     # Refuse to start (system check E012) when a tool's schema is not portable; an endpoint
     # that serves deliberately rich schemas (a conformance fixture) may turn this off.
     "PORTABLE_SCHEMAS": True,
+    # The size of what a model reads about the tools: a choice list longer than this appears
+    # once per input schema as an enum (without the generated list of its labels) and not at
+    # all in output schemas; a check warns when one tool's descriptor, or the whole
+    # tools/list, is over its budget (in bytes of JSON).
+    "LARGE_CHOICE_LIST": 50,
+    "TOOL_BUDGET_BYTES": 16 * 1024,
+    "TOOLS_LIST_BUDGET_BYTES": 256 * 1024,
+    # Which django-filter filters a list tool offers: "exact" (each field's exact filter and
+    # its multi-value form, such as name and id__in), "grouped" (those, and every other
+    # lookup in one object argument, "lookups") or "all" (every filter its own argument).
+    "FILTER_LOOKUPS": "grouped",
+    # A request body that is one object or a list of them (a bulk-capable create) gives the
+    # tool the object's fields; True gives it one "items" argument, the list, instead.
+    "ARRAY_BODIES": False,
+    # The API version the views are called with (AcceptHeaderVersioning, say) and described
+    # for; None means each view's default version. register_viewset(version=...) wins.
+    "API_VERSION": None,
     # List results per page for tools/list, resources/list, prompts/list.
     "LIST_PAGE_SIZE": 100,
     # A list tool whose view is not paginated returns at most this many items.

@@ -198,6 +198,35 @@ def test_e005_good_origins(make_endpoint: MakeEndpoint) -> None:
     assert messages(check_settings, "mcp_endpoint.E005") == []
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("LARGE_CHOICE_LIST", 0),
+        ("TOOL_BUDGET_BYTES", "16KB"),
+        ("TOOLS_LIST_BUDGET_BYTES", True),
+        ("FILTER_LOOKUPS", "some"),
+        ("ARRAY_BODIES", "yes"),
+        ("API_VERSION", 2),
+    ],
+)
+def test_e050_bad_schema_settings(make_endpoint: MakeEndpoint, key: str, value: Any) -> None:
+    make_endpoint(**{key: value})
+    message = only(check_settings, "mcp_endpoint.E050")
+    assert key in message.msg
+
+
+def test_e050_good_schema_settings(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(
+        LARGE_CHOICE_LIST=10,
+        TOOL_BUDGET_BYTES=4096,
+        TOOLS_LIST_BUDGET_BYTES=65536,
+        FILTER_LOOKUPS="all",
+        ARRAY_BODIES=True,
+        API_VERSION="4.1",
+    )
+    assert messages(check_settings, "mcp_endpoint.E050") == []
+
+
 # -- registries: E010 to E014 -------------------------------------------------------------------
 
 
