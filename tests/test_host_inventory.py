@@ -10,6 +10,7 @@ devices, and one of the endpoint's API keys. A refused write leaves every table 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -382,8 +383,8 @@ def rest_call(client: Client, header: str, operation: Operation, world: World) -
     )
 
 
-def mcp_for(client: Client, header: str) -> MCPClient:
-    mcp = MCPClient(client, MCP_URL)
+def mcp_for(client: Client, header: str, url: str = MCP_URL) -> MCPClient:
+    mcp = MCPClient(client, url)
     mcp.headers = lambda extra=None: {"Authorization": header, **(extra or {})}  # type: ignore[method-assign]
     return mcp
 
@@ -436,3 +437,135 @@ def test_rest_and_mcp_agree(
 def test_the_table_tries_every_kind_of_tool(world: World) -> None:
     verbs = {operation.tool.split("_")[0] for _, operation, _ in ROWS}
     assert verbs == {"list", "get", "create", "update", "replace", "delete"}
+
+
+# -- size and filters -----------------------------------------------------------------------
+
+
+def tools_of(client: Client, header: str, url: str = MCP_URL) -> dict[str, dict[str, Any]]:
+    mcp = mcp_for(client, header, url)
+    return {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+
+
+def test_seven_viewsets_come_under_128_kb(world: World, client: Client) -> None:
+    tools = tools_of(client, world.headers["superuser"])
+    assert len(tools) == 42
+    size = len(json.dumps(list(tools.values()), separators=(",", ":")).encode())
+    assert size <= 128 * 1024, size
+    # The 600 time zones: once in each input schema that takes one, in no output schema.
+    for tool in tools.values():
+        assert json.dumps(tool["inputSchema"]).count("Zone/599") <= 1, tool["name"]
+        assert "Zone/599" not in json.dumps(tool.get("outputSchema")), tool["name"]
+
+
+def test_a_list_tool_offers_exact_filters_and_groups_the_other_lookups(
+    world: World, client: Client
+) -> None:
+    properties = tools_of(client, world.headers["superuser"])["list_sites"]["inputSchema"][
+        "properties"
+    ]
+    for name in ("name", "slug", "slug__in", "id__in", "status", "region", "time_zone", "q"):
+        assert name in properties, name
+    for name in ("name__ic", "name__nisw", "slug__n", "id__gte", "time_zone__n"):
+        assert name not in properties, name
+    lookups = properties["lookups"]
+    assert lookups["type"] == "object"
+    assert "name__ic" in lookups["description"] or "ic" in lookups["description"]
+    names = lookups["propertyNames"]["pattern"]
+    assert re.fullmatch(names, "name__ic") and re.fullmatch(names, "id__gte")
+    assert not re.fullmatch(names, "name__gte") and not re.fullmatch(names, "name")
+
+
+@pytest.mark.parametrize(
+    "lookups",
+    [{"name__ic": "on"}, {"name__nisw": "lo", "id__gte": 1}, {"slug__n": "spr"}],
+)
+def test_grouped_lookups_filter_as_rest_does(
+    lookups: dict[str, Any], world: World, client: Client
+) -> None:
+    header = world.headers["restricted"]
+    rest = client.get(f"{API}/sites/", lookups, headers={"Authorization": header})
+    assert rest.status_code == 200
+    result = mcp_for(client, header).call("list_sites", {"lookups": lookups})
+    assert result["isError"] is False, result
+    assert result["structuredContent"] == rest.json()
+
+
+@pytest.mark.parametrize(
+    "lookups", [{"name__gte": "a"}, {"nope__ic": "a"}, {"name": "London"}, "name__ic=on"]
+)
+def test_an_unknown_lookup_is_refused(lookups: Any, world: World, client: Client) -> None:
+    result = mcp_for(client, world.headers["superuser"]).call("list_sites", {"lookups": lookups})
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "invalid_arguments"
+    assert "lookups" in error["fields"]
+
+
+# -- versions and one-or-many bodies -----------------------------------------------------------
+
+LEGACY_URL = "/inventory/mcp-4.1"
+
+
+def test_calls_carry_the_version_the_endpoint_asks_for(world: World, client: Client) -> None:
+    header = world.headers["superuser"]
+    london = world.ids["london"]
+    rest = client.get(
+        f"{API}/sites/{london}/",
+        headers={"Authorization": header, "Accept": "application/json; version=4.1"},
+    )
+    assert rest.status_code == 200 and "latitude" not in rest.json()
+    mcp = mcp_for(client, header, LEGACY_URL)
+    tools = {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+    assert "latitude" not in tools["get_site"]["outputSchema"]["properties"]
+    assert "latitude" in tools["get_site_as_of_4_2"]["outputSchema"]["properties"]
+    old = mcp.call("get_site", {"id": london})
+    assert old["structuredContent"] == rest.json()
+    new = mcp.call("get_site_as_of_4_2", {"id": london})
+    assert new["structuredContent"]["latitude"] == 51.5074
+
+
+def test_the_default_version_is_described_and_called(world: World, client: Client) -> None:
+    header = world.headers["superuser"]
+    tools = tools_of(client, header)
+    assert "latitude" in tools["get_site"]["outputSchema"]["properties"]
+    result = mcp_for(client, header).call("get_site", {"id": world.ids["london"]})
+    assert result["structuredContent"]["latitude"] == 51.5074
+
+
+def test_a_one_or_many_body_takes_the_object_branch(world: World, client: Client) -> None:
+    schema = tools_of(client, world.headers["superuser"])["create_site"]["inputSchema"]
+    assert {"name", "slug", "latitude", "time_zone"} <= set(schema["properties"])
+    assert schema["required"] == ["name", "slug"]
+    latitude = schema["properties"]["latitude"]
+    assert latitude["anyOf"][0]["maximum"] == 90 and latitude["anyOf"][0]["minimum"] == -90
+
+
+def test_the_array_branch_when_the_setting_asks(world: World, client: Client) -> None:
+    header = world.headers["superuser"]
+    mcp = mcp_for(client, header, LEGACY_URL)
+    schema = {t["name"]: t for t in mcp.result("tools/list")["tools"]}["create_site"]["inputSchema"]
+    assert list(schema["properties"]) == ["items"]
+    assert schema["properties"]["items"]["type"] == "array"
+    assert "name" in schema["properties"]["items"]["items"]["properties"]
+    sites = [{"name": "Oslo", "slug": "osl"}, {"name": "Bergen", "slug": "bgo"}]
+    result = mcp.call("create_site", {"items": sites})
+    assert result["isError"] is False, result
+    assert [s["name"] for s in result["structuredContent"]["results"]] == ["Oslo", "Bergen"]
+    assert Site.objects.filter(slug__in=["osl", "bgo"]).count() == 2
+
+
+def test_a_refused_item_in_a_list_writes_nothing(world: World, client: Client) -> None:
+    mcp = mcp_for(client, world.headers["superuser"], LEGACY_URL)
+    sites = [{"name": "Oslo", "slug": "osl"}, {"name": "London", "slug": "bad slug"}]
+    rest = client.post(
+        f"{API}/sites/",
+        json.dumps(sites),
+        content_type="application/json",
+        headers={"Authorization": world.headers["superuser"]},
+    )
+    assert rest.status_code == 400
+    result = mcp.call("create_site", {"items": sites})
+    assert result["structuredContent"]["error"]["code"] == "invalid_arguments"
+    assert result["structuredContent"]["error"]["fields"] == {"items": rest.json()}
+    assert not Site.objects.filter(slug="osl").exists()

@@ -10,7 +10,9 @@ tests (the metaschema, ``check`` and ``migrate`` on an empty database) pick it u
 from __future__ import annotations
 
 import pkgutil
+from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 
 def host_names() -> list[str]:
@@ -23,3 +25,14 @@ def host_names() -> list[str]:
 def host_apps() -> list[str]:
     """The dotted paths of the host apps, for ``INSTALLED_APPS``."""
     return [f"tests.hosts.{name}" for name in host_names()]
+
+
+def host_endpoints() -> dict[str, list[Any]]:
+    """Each host's MCP endpoints (those its ``urls`` module makes), by host name."""
+    from mcp_endpoint.endpoint import Endpoint
+
+    found: dict[str, list[Any]] = {}
+    for name in host_names():
+        urls = import_module(f"tests.hosts.{name}.urls")
+        found[name] = [v for v in vars(urls).values() if isinstance(v, Endpoint)]
+    return found

@@ -30,7 +30,28 @@ endpoint = Endpoint(
 )
 endpoint.register_router(router)
 
+# Another endpoint on the same API: described and called as version 4.1 (sites without
+# coordinates), with creates that take a list of sites; one tool asks for 4.2 itself.
+legacy_endpoint = Endpoint(
+    "inventory-4.1",
+    settings={
+        "SERVER_NAME": "inventory-4.1",
+        "AUTHENTICATION_CLASSES": ["tests.hosts.inventory.authentication.TokenAuthentication"],
+        "API_VERSION": "4.1",
+        "ARRAY_BODIES": True,
+    },
+)
+legacy_endpoint.register_viewset(views.SiteViewSet, prefix="sites", include=["create", "retrieve"])
+legacy_endpoint.register_viewset(
+    views.SiteViewSet,
+    prefix="sites",
+    include=["retrieve"],
+    names={"retrieve": "get_site_as_of_4_2"},
+    version="4.2",
+)
+
 urlpatterns = [
     path("inventory/api/", include(router.urls)),
     path("inventory/mcp", endpoint.urls),
+    path("inventory/mcp-4.1", legacy_endpoint.urls),
 ]
