@@ -182,20 +182,7 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                         id="mcp_endpoint.E012",
                     )
                 )
-        for registration in endpoint.viewset_registrations:
-            registration.build()
-            for check_id, message, hint in registration.problems:
-                errors.append(Error(message, hint=hint, obj=endpoint, id=check_id))
-            for tool in registration.tools:
-                for warning in tool.warnings:
-                    errors.append(
-                        Warning(
-                            f"The schema of tool {tool.name!r} may be a guess: {warning}",
-                            hint="Describe the action with drf-spectacular's @extend_schema.",
-                            obj=endpoint,
-                            id="mcp_endpoint.W020",
-                        )
-                    )
+        errors.extend(endpoint.check())
         for uri in endpoint.resources.duplicates:
             errors.append(
                 Error(

@@ -29,6 +29,7 @@ from jsonschema import Draft202012Validator
 from mcp_endpoint import rest_framework as adapter
 from mcp_endpoint.checks import check_registries
 from mcp_endpoint.endpoint import Endpoint, endpoints
+from mcp_endpoint.rest_framework import registration as registration_module
 from project.tracker.models import Comment, Project, Task
 from project.tracker.views import TaskViewSet
 from tests.conftest import MCPClient, make_key
@@ -581,7 +582,7 @@ def test_an_action_the_url_conf_does_not_route(
     scratch_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The routes are read from the URL conf once per process; read them from this one.
-    monkeypatch.setattr(adapter, "_url_routes", None)
+    monkeypatch.setattr(registration_module, "_url_routes", None)
     scratch_endpoint.register_viewset(HalfRoutedViewSet)
     errors = errors_for(scratch_endpoint)
     assert [e.id for e in errors] == ["mcp_endpoint.E021"]
