@@ -75,7 +75,7 @@ class Registration(Protocol):
     """Something registered in bulk (a viewset and its tools) that can say what is wrong
     with it, as a ``ModelAdmin`` does for ``AdminSite.check()``."""
 
-    def check(self) -> list[CheckMessage]: ...
+    def check(self, *, database: bool = False) -> list[CheckMessage]: ...
 
 
 class Endpoint:
@@ -147,11 +147,12 @@ class Endpoint:
         """Register every viewset of a DRF router, with its prefix and basename."""
         return import_string(f"{DRF_ADAPTER}.register_router")(self, router, **options)
 
-    def check(self) -> list[CheckMessage]:
-        """The problems of every bulk registration, for the system checks."""
+    def check(self, *, database: bool = False) -> list[CheckMessage]:
+        """The problems of every bulk registration, for the system checks; with
+        ``database``, those only a build that reads the database can find."""
         messages: list[CheckMessage] = []
         for registration in self.registrations:
-            messages.extend(registration.check())
+            messages.extend(registration.check(database=database))
         return messages
 
     def resource(
@@ -306,7 +307,8 @@ class Endpoint:
         return [
             tool.describe()
             for tool in self.tools
-            if show_all or self.visible(tool.required_scopes, context)
+            if tool.unavailable() is None
+            and (show_all or self.visible(tool.required_scopes, context))
         ]
 
     def call_tool(
@@ -365,6 +367,12 @@ class Endpoint:
         :class:`ToolError` is logged with its traceback and answered with a generic error.
         """
         credential: Credential | None = context.credential
+        reason = tool.unavailable()
+        if reason is not None:
+            # Before the scopes and the arguments: both come from the schema it lacks.
+            return ToolError(
+                f"The tool {tool.name} is not available: {reason}", code="unavailable"
+            ).to_result()
         if credential is not None and not credential.allows(tool.required_scopes):
             return ToolError(
                 f"This tool needs the scope(s) {' '.join(sorted(tool.required_scopes))}",

@@ -569,3 +569,40 @@ def test_a_refused_item_in_a_list_writes_nothing(world: World, client: Client) -
     assert result["structuredContent"]["error"]["code"] == "invalid_arguments"
     assert result["structuredContent"]["error"]["fields"] == {"items": rest.json()}
     assert not Site.objects.filter(slug="osl").exists()
+
+
+# -- tools whose schemas cannot be built ---------------------------------------------------------
+
+
+@pytest.mark.urls("tests.urls_unavailable_testing")
+def test_a_tool_without_a_schema_is_not_listed(world: World, client: Client) -> None:
+    tools = tools_of(client, world.headers["superuser"], "/unavailable/mcp")
+    assert list(tools) == ["list_tenants"]
+
+
+@pytest.mark.urls("tests.urls_unavailable_testing")
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [("get_site", {}), ("list_sites", {"limit": 1000}), ("get_site", {"id": 1})],
+)
+def test_a_call_to_a_tool_without_a_schema_says_why(
+    tool: str, arguments: dict[str, Any], world: World, client: Client
+) -> None:
+    mcp = mcp_for(client, world.headers["superuser"], "/unavailable/mcp")
+    result = mcp.call(tool, arguments)
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "unavailable"
+    assert error["message"].startswith(f"The tool {tool} is not available: its schema could not")
+    assert "does not serve API version '9.9'" in error["message"]
+    assert error["message"] in result["content"][0]["text"]
+
+
+@pytest.mark.urls("tests.urls_unavailable_testing")
+def test_the_check_warns_and_never_errs(world: World) -> None:
+    from tests.urls_unavailable_testing import unavailable_endpoint
+
+    messages = unavailable_endpoint.check()
+    assert [m.id for m in messages] == ["mcp_endpoint.W022", "mcp_endpoint.W022"]
+    assert not any(m.is_serious() for m in messages)
+    assert "'get_site' is not listed" in messages[1].msg

@@ -33,6 +33,8 @@ from django.http import HttpRequest, HttpResponseBase
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -134,14 +136,21 @@ def call_view(
         r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
     )
     query = {k: v for k, v in arguments.items() if k in spec.query_arguments and v is not None}
+    # The grouped lookups are query parameters like the others (their names were checked
+    # against the filterset's when the arguments were validated).
+    lookups = arguments.get(LOOKUPS_ARGUMENT) if spec.lookup_arguments else None
+    if isinstance(lookups, Mapping):
+        query.update({k: v for k, v in lookups.items() if k in spec.lookup_arguments})
     body: Any
-    if spec.body_nested:
+    if spec.body_list:
+        body = arguments.get(ITEMS_ARGUMENT)
+    elif spec.body_nested:
         body = arguments.get("body")
     elif spec.body_arguments or method in WRITE_METHODS:
         body = {k: v for k, v in arguments.items() if k in spec.body_arguments}
     else:
         body = None
-    request = inner_request(http_request, method, path, query, body)
+    request = inner_request(http_request, method, path, query, body, accept=spec.accept)
     request.mcp = call  # type: ignore[attr-defined]
     view: Callable[..., HttpResponseBase] = view_class.as_view(
         route.callback.actions, **route.callback.initkwargs, caller=caller
@@ -158,9 +167,19 @@ def call_view(
 
 
 def inner_request(
-    request: HttpRequest, method: str, path: str, query: Mapping[str, Any], body: Any
+    request: HttpRequest,
+    method: str,
+    path: str,
+    query: Mapping[str, Any],
+    body: Any,
+    *,
+    accept: str = "application/json",
 ) -> HttpRequest:
-    """A Django request for the view, made from the MCP request (host, scheme, client, auth)."""
+    """A Django request for the view, made from the MCP request (host, scheme, client, auth).
+
+    ``accept`` is its ``Accept`` header: JSON, with the API version the view was described
+    for when the view reads its version there (``AcceptHeaderVersioning``).
+    """
     payload = b"" if body is None else json.dumps(body).encode("utf-8")
     environ = {
         k: v
@@ -173,7 +192,7 @@ def inner_request(
             "PATH_INFO": path,
             "SCRIPT_NAME": request.META.get("SCRIPT_NAME", ""),
             "QUERY_STRING": urlencode({k: query_value(v) for k, v in query.items()}, doseq=True),
-            "HTTP_ACCEPT": "application/json",
+            "HTTP_ACCEPT": accept,
             "wsgi.input": io.BytesIO(payload),
             "wsgi.url_scheme": request.scheme,
             "wsgi.version": (1, 0),

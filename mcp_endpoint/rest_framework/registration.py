@@ -8,14 +8,17 @@ loaded yet when ``mcp.py`` modules register), and reports what it could not buil
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.core.checks import CheckMessage, Error, Warning
+from django.db import DatabaseError
 from drf_spectacular.generators import EndpointEnumerator, SchemaGenerator
 from rest_framework.routers import SimpleRouter
 
+from mcp_endpoint.database import DatabaseNeeded, database_blocked
 from mcp_endpoint.rest_framework.calling import tool_view_class
 from mcp_endpoint.rest_framework.naming import (
     default_basename,
@@ -23,15 +26,21 @@ from mcp_endpoint.rest_framework.naming import (
     nouns,
     viewset_actions,
 )
-from mcp_endpoint.rest_framework.spec import ActionOptions, Route, build_spec
+from mcp_endpoint.rest_framework.spec import (
+    ActionOptions,
+    ActionSpec,
+    Route,
+    SchemaOptions,
+    build_spec,
+)
 from mcp_endpoint.rest_framework.tool import ViewSetTool
-from mcp_endpoint.schema import SchemaError
 
 if TYPE_CHECKING:
     from rest_framework.routers import BaseRouter
 
     from mcp_endpoint.endpoint import Endpoint
 
+logger = logging.getLogger("mcp_endpoint.rest_framework")
 _build_lock = threading.RLock()
 
 
@@ -53,8 +62,10 @@ class ViewSetRegistration:
         annotations: Mapping[str, Mapping[str, Any]] | None = None,
         singular: str | None = None,
         plural: str | None = None,
+        version: str | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.version = version
         self.viewset = viewset
         self.basename = basename or default_basename(viewset)
         self.prefix = prefix or self.basename
@@ -73,8 +84,12 @@ class ViewSetRegistration:
         self.singular, self.plural = nouns(viewset, self.basename, singular, plural)
         self.view_class = tool_view_class(viewset)
         self.tools: list[ViewSetTool] = []
+        # Found when registering (E020), and when building (E021, W022).
         self.problems: list[CheckMessage] = []
+        self.build_problems: list[CheckMessage] = []
         self.built = False
+        # The last build without the database stopped because host code needed it.
+        self.deferred = False
         actions = viewset_actions(viewset)
         for action, detail in actions:
             if self.include is not None and action not in self.include:
@@ -98,13 +113,43 @@ class ViewSetRegistration:
     def __repr__(self) -> str:
         return f"<ViewSetRegistration {self.viewset.__name__} on {self.endpoint.name!r}>"
 
-    def check(self) -> list[CheckMessage]:
-        """What is wrong with this registration (E020 to E022, W020), for the system checks."""
-        self.build()
-        messages = list(self.problems)
+    def check(self, *, database: bool = False) -> list[CheckMessage]:
+        """What is wrong with this registration, for the system checks.
+
+        Without ``database`` (every check run): the problems found when registering, and,
+        when the specs build without the database, those found building them. With it (the
+        ``database``-tagged check, once the database is migrated): the build problems of a
+        registration that needed the database to build, which the first kind left out.
+        """
+        if database:
+            if not self.built and not self.deferred:
+                self.build(database=False)
+            if self.built:
+                return []  # built without the database: the other check reports it
+            try:
+                self.build()
+            except DatabaseError as exc:
+                return [
+                    Warning(
+                        f"The tools of {self.viewset.__name__} could not be built: {exc}",
+                        hint="They are built on first use; run the check again once the "
+                        "database is ready.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W022",
+                    )
+                ]
+            return self.build_messages()
+        self.build(database=False)
+        return list(self.problems) + (self.build_messages() if self.built else [])
+
+    def build_messages(self) -> list[CheckMessage]:
+        """E021, W022 (from the build), and W020 and W050 (from the specs)."""
+        messages = list(self.build_problems)
         for tool in self.tools:
             spec = tool._spec
-            for warning in spec.warnings if spec is not None else ():
+            if spec is None:
+                continue
+            for warning in spec.warnings:
                 messages.append(
                     Warning(
                         f"The schema of tool {tool.name!r} may be a guess: {warning}",
@@ -113,54 +158,115 @@ class ViewSetRegistration:
                         id="mcp_endpoint.W020",
                     )
                 )
+            if spec.body_without_fields:
+                messages.append(
+                    Warning(
+                        f"Tool {tool.name!r} takes a request body, but its schema gives it no "
+                        "fields, so a model can send nothing.",
+                        hint="Describe the body with @extend_schema(request=...): an object "
+                        "serializer, or one object or a list of them (ARRAY_BODIES chooses "
+                        "the list).",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W050",
+                    )
+                )
         return messages
 
-    def build(self) -> None:
-        """Build every tool's spec, once per process."""
+    def schema_options(self) -> SchemaOptions:
+        settings = self.endpoint.settings
+        return SchemaOptions(
+            version=self.version or settings.API_VERSION,
+            filter_lookups=settings.FILTER_LOOKUPS,
+            array_bodies=settings.ARRAY_BODIES,
+            large_choice_list=settings.LARGE_CHOICE_LIST,
+        )
+
+    def build(self, *, database: bool = True) -> None:
+        """Build every tool's spec, once per process.
+
+        Without ``database`` (the system checks), every database is out of reach: when host
+        code needs one (a serializer that reads rows while its fields are built), nothing
+        is kept, and the specs are built on first use instead. A :class:`DatabaseError`
+        (tables not migrated yet, an outage) is raised and nothing is kept either, so the
+        next use tries again.
+        """
         if self.built:
             return
         with _build_lock:
             if self.built:
                 return
-            routes = self.routes()
-            generator = SchemaGenerator()
+            if database:
+                specs, problems = self.build_specs(log=True)
+            else:
+                with database_blocked() as block:
+                    try:
+                        specs, problems = self.build_specs(log=False)
+                    except DatabaseNeeded:
+                        specs, problems = {}, []
+                # Host code may have caught the refusal and built something else instead.
+                if block.touched:
+                    self.deferred = True
+                    return
             for tool in self.tools:
-                route = routes.get(tool.action)
-                if route is None:
-                    self.problems.append(
-                        Error(
-                            f"{self.viewset.__name__}.{tool.action} has no route, so it has no "
-                            "schema.",
-                            hint="Route the action (a @action decorator or a router) or "
-                            "exclude it.",
-                            obj=self.endpoint,
-                            id="mcp_endpoint.E021",
-                        )
-                    )
-                    continue
-                try:
-                    tool._spec = build_spec(
-                        viewset=self.viewset,
-                        name=tool.name,
-                        action=tool.action,
-                        detail=tool.detail,
-                        options=tool.options,
-                        singular=self.singular,
-                        plural=self.plural,
-                        route=route,
-                        generator=generator,
-                    )
-                except (SchemaError, AssertionError, AttributeError, TypeError) as exc:
-                    self.problems.append(
-                        Error(
-                            f"No schema for {self.viewset.__name__}.{tool.action}: {exc}",
-                            hint="Give the viewset a serializer_class, or describe the action "
-                            "with drf-spectacular's @extend_schema.",
-                            obj=self.endpoint,
-                            id="mcp_endpoint.E022",
-                        )
-                    )
+                tool._spec = specs.get(tool.name)
+            self.build_problems = problems
             self.built = True
+
+    def build_specs(self, *, log: bool) -> tuple[dict[str, ActionSpec], list[CheckMessage]]:
+        """The specs of the tools that build, and the problems of those that do not."""
+        specs: dict[str, ActionSpec] = {}
+        problems: list[CheckMessage] = []
+        routes = self.routes()
+        generator = SchemaGenerator()
+        options = self.schema_options()
+        for tool in self.tools:
+            route = routes.get(tool.action)
+            if route is None:
+                tool._problem = "its action has no route"
+                problems.append(
+                    Error(
+                        f"{self.viewset.__name__}.{tool.action} has no route, so it has no schema.",
+                        hint="Route the action (a @action decorator or a router) or exclude it.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.E021",
+                    )
+                )
+                continue
+            try:
+                specs[tool.name] = build_spec(
+                    viewset=self.viewset,
+                    name=tool.name,
+                    action=tool.action,
+                    detail=tool.detail,
+                    options=tool.options,
+                    singular=self.singular,
+                    plural=self.plural,
+                    route=route,
+                    generator=generator,
+                    schema_options=options,
+                )
+            except (DatabaseNeeded, DatabaseError):
+                raise
+            except Exception as exc:
+                # The host's serializers, filtersets and querysets run here, and may raise
+                # anything: that tool is left out of tools/list, and its calls say why.
+                reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+                tool._problem = f"its schema could not be built ({reason})"
+                if log:
+                    logger.warning(
+                        "no schema for %s.%s", self.viewset.__name__, tool.action, exc_info=True
+                    )
+                problems.append(
+                    Warning(
+                        f"No schema for {self.viewset.__name__}.{tool.action}, so its tool "
+                        f"{tool.name!r} is not listed: {reason}",
+                        hint="Give the viewset a serializer_class, or describe the action "
+                        "with drf-spectacular's @extend_schema.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W022",
+                    )
+                )
+        return specs, problems
 
     def routes(self) -> dict[str, Route]:
         """The viewset's routes in the host's URL conf, or from a router of our own."""
@@ -196,7 +302,8 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
 
     Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names), ``names``,
     ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by action),
-    ``singular`` / ``plural`` (the nouns in the tool names).
+    ``singular`` / ``plural`` (the nouns in the tool names), ``version`` (the API version
+    its views are described and called with, over the endpoint's ``API_VERSION``).
     """
     registration = ViewSetRegistration(endpoint, viewset, **options)
     for tool in registration.tools:
