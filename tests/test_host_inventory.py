@@ -606,3 +606,38 @@ def test_the_check_warns_and_never_errs(world: World) -> None:
     assert [m.id for m in messages] == ["mcp_endpoint.W022", "mcp_endpoint.W022"]
     assert not any(m.is_serious() for m in messages)
     assert "'get_site' is not listed" in messages[1].msg
+
+
+@pytest.mark.parametrize(
+    ("mode", "offered", "left_out"),
+    [
+        ("exact", {"name", "slug__in"}, {"lookups", "name__ic", "id__gte"}),
+        ("grouped", {"name", "slug__in", "lookups"}, {"name__ic", "id__gte"}),
+        ("all", {"name", "slug__in", "name__ic", "id__gte", "name__nisw"}, {"lookups"}),
+    ],
+)
+def test_filter_lookups_setting(
+    mode: str, offered: set[str], left_out: set[str], world: World
+) -> None:
+    from mcp_endpoint.endpoint import Endpoint, endpoints
+    from tests.hosts.inventory.views import SiteViewSet
+
+    endpoint = Endpoint("lookups-mode", settings={"FILTER_LOOKUPS": mode})
+    try:
+        endpoint.register_viewset(SiteViewSet, include=["list"])
+        [tool] = endpoint.tools
+        properties = set(tool.input_schema["properties"])
+        assert offered <= properties
+        assert not (left_out & properties)
+    finally:
+        endpoints.discard(endpoint)
+
+
+@pytest.mark.parametrize("items", ["Oslo", {"name": "Oslo", "slug": "osl"}, [1, 2]])
+def test_items_that_are_not_a_list_of_sites(items: Any, world: World, client: Client) -> None:
+    mcp = mcp_for(client, world.headers["superuser"], LEGACY_URL)
+    before = Site.objects.count()
+    result = mcp.call("create_site", {"items": items})
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "invalid_arguments"
+    assert Site.objects.count() == before

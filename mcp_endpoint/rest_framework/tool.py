@@ -10,6 +10,7 @@ from mcp_endpoint import throttling
 from mcp_endpoint.rest_framework.calling import Caller, call_view
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
 from mcp_endpoint.rest_framework.results import result_from
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
 from mcp_endpoint.tools import EMPTY_INPUT, Tool, ToolError
 
 if TYPE_CHECKING:
@@ -107,12 +108,15 @@ class ViewSetTool(Tool):
                 {
                     "type": "object",
                     # The lookups' names are checked here: the filterset would ignore an
-                    # unknown one, where a model needs to hear that it did not filter.
+                    # unknown one, where a model needs to hear that it did not filter. A
+                    # list body must be a list: the view would take one object as well.
                     "properties": {
                         name: (
                             prop
                             if name in spec.path_arguments
                             or (name == LOOKUPS_ARGUMENT and spec.lookup_arguments)
+                            else {"type": "array"}
+                            if name == ITEMS_ARGUMENT and spec.body_list
                             else {}
                         )
                         for name, prop in spec.input_schema.get("properties", {}).items()
