@@ -21,10 +21,9 @@ in ``REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]`` for REST and ``/mcp`` alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest
-from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import (
     AnonRateThrottle,
@@ -33,9 +32,14 @@ from rest_framework.throttling import (
     SimpleRateThrottle,
     UserRateThrottle,
 )
-from rest_framework.views import APIView
 
-from mcp_endpoint.authentication import Credential
+if TYPE_CHECKING:
+    # Not at run time: DRF imports these throttle classes while it defines APIView, when a
+    # host names them in DEFAULT_THROTTLE_CLASSES.
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+    from mcp_endpoint.authentication import Credential
 
 COUNTED_KEYS_ATTRIBUTE = "_mcp_counted_throttle_keys"
 # The messages that run host code, and so spend the host's REST budget.
@@ -141,8 +145,14 @@ class ProtocolRateThrottle(AtomicRateThrottleMixin, SimpleRateThrottle):
 # -- the transport's step ------------------------------------------------------------------
 
 
-class ThrottleView(APIView):
+def throttle_view(request: Request) -> APIView:
     """Stands in for a view when the transport checks throttles: no ``throttle_scope``."""
+    from rest_framework.views import APIView
+
+    view = APIView()
+    view.request = request
+    view.headers = {}
+    return view
 
 
 class RateLimits:
@@ -163,9 +173,7 @@ class RateLimits:
         self.credential = credential
         self.classes = classes
         self.protocol_rate = protocol_rate
-        self.view = ThrottleView()
-        self.view.request = drf_request
-        self.view.headers = {}
+        self.view = throttle_view(drf_request)
 
     def check(self, message: Any) -> float | None:
         """None when ``message`` may run; otherwise the seconds to wait (0 if unknown)."""
