@@ -63,7 +63,7 @@ class Credential:
     def ident(self) -> str:
         """Whom a per-credential limit counts for: the key or token itself, else the user."""
         if isinstance(self.auth, AbstractAPIKey):
-            return f"api_key:{self.auth.pk}"
+            return f"api_key:{self.auth.prefix}"
         if hasattr(self.auth, "pk") and hasattr(self.auth, "scope"):
             return f"oauth_token:{self.auth.pk}"
         return f"user:{getattr(self.user, 'pk', None)}"

@@ -20,6 +20,7 @@ in ``REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]`` for REST and ``/mcp`` alike.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -94,22 +95,22 @@ class AtomicRateThrottleMixin:
         count = self.count(f"{self.key}:{window}")
         return count <= self.num_requests
 
-    def count(self, counter: str) -> int:
-        """Add one to ``counter`` and return its value; created on first use, with expiry."""
+    def count(self, counter: str, delta: int = 1) -> int:
+        """Add ``delta`` to ``counter`` and return its value; created on first use, with expiry."""
         try:
-            value: int = self.cache.incr(counter)
+            value: int = self.cache.incr(counter, delta)
             return value
         except ValueError:
             pass  # no counter yet in this window
         # ``add`` creates it only if no other process did in between; otherwise count on it.
-        if self.cache.add(counter, 1, timeout=self.duration + 1):
-            return 1
+        if self.cache.add(counter, delta, timeout=self.duration + 1):
+            return delta
         try:
-            value = self.cache.incr(counter)
+            value = self.cache.incr(counter, delta)
             return value
         except ValueError:
-            # Evicted between the two calls: count this request alone rather than refuse it.
-            return 1
+            # Evicted between the two calls: count these requests alone rather than refuse.
+            return delta
 
     def wait(self) -> float | None:
         return max(0.0, self.window_ends - self.now)
@@ -128,9 +129,21 @@ class AtomicScopedRateThrottle(AtomicRateThrottleMixin, ScopedRateThrottle):
 
 
 class ProtocolRateThrottle(AtomicRateThrottleMixin, SimpleRateThrottle):
-    """The per-credential limit on protocol messages (``PROTOCOL_RATE``, DRF's rate syntax)."""
+    """The per-credential limit on protocol messages (``PROTOCOL_RATE``, DRF's rate syntax).
+
+    It guards against runaway clients, so it need not cost every ``ping`` a round trip to the
+    shared cache: each process counts a credential's messages itself and adds them to the
+    shared counter ``SHARE_EVERY`` at a time while the credential is in the lower half of its
+    budget, and one at a time above it. The limit then holds across processes to within
+    ``SHARE_EVERY`` messages per process, at a tenth of the cache traffic.
+    """
 
     scope = "mcp_protocol"
+    SHARE_EVERY = 10
+    MAX_TRACKED = 10_000
+    # credential ident -> [window, messages not yet shared, shared total last seen]
+    _unshared: dict[str, list[int]] = {}
+    _lock = threading.Lock()
 
     def __init__(self, rate: str | None, ident: str) -> None:
         self.rate = rate
@@ -140,6 +153,32 @@ class ProtocolRateThrottle(AtomicRateThrottleMixin, SimpleRateThrottle):
 
     def get_cache_key(self, request: Request, view: APIView) -> str | None:
         return self.cache_format % {"scope": self.scope, "ident": self.ident}
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        self.now = self.timer()
+        window = int(self.now // self.duration)
+        self.window_ends = (window + 1) * self.duration
+        with self._lock:
+            state = self._unshared.get(self.ident)
+            if state is None or state[0] != window:
+                if len(self._unshared) >= self.MAX_TRACKED:
+                    # Credentials seen in earlier windows have nothing left to count.
+                    for ident in [i for i, v in self._unshared.items() if v[0] != window]:
+                        del self._unshared[ident]
+                state = self._unshared[self.ident] = [window, 0, 0]
+            state[1] += 1
+            pending, shared = state[1], state[2]
+            if pending < self.SHARE_EVERY and shared + pending < self.num_requests // 2:
+                return True
+            state[1] = 0
+        total = self.count(f"{self.key}:{window}", pending)
+        with self._lock:
+            if self._unshared.get(self.ident) is state:
+                state[2] = total
+        return total <= self.num_requests
 
 
 # -- the transport's step ------------------------------------------------------------------

@@ -7,6 +7,7 @@ a local-memory cache of the test's own; the product endpoint ``/mcp`` and the te
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -298,3 +299,22 @@ def test_the_atomic_throttle_counts_in_one_cache_entry_per_window(alice: Any) ->
     assert cache.get(f"throttle_user_{alice.pk}:{window}") == 5
     wait = throttle.wait()
     assert wait is not None and 0 < wait <= 60
+
+
+@pytest.mark.usefixtures("tight_throttle")
+def test_the_protocol_limit_holds_with_other_processes_counting(
+    settings: Any, rpc: MCPClient, alice_key: str
+) -> None:
+    """Each process shares its count every few messages, and every message near the limit."""
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "PROTOCOL_RATE": "30/minute"}
+    prefix = alice_key.rsplit("_", 1)[0]
+    for _attempt in range(2):  # once more if a minute boundary falls inside the test
+        cache.clear()
+        window = int(time.time() // 60)
+        # Other processes have answered 20 of this key's protocol messages this minute.
+        cache.set(f"throttle_mcp_protocol_api_key:{prefix}:{window}", 20, 120)
+        statuses = [rpc.post(PING).status_code for _ in range(15)]
+        if int(time.time() // 60) == window:
+            break
+    assert statuses == [200] * 10 + [429] * 5
+    assert cache.get(f"throttle_mcp_protocol_api_key:{prefix}:{window}") == 35
