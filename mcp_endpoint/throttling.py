@@ -212,7 +212,14 @@ class RateLimits:
         self.credential = credential
         self.classes = classes
         self.protocol_rate = protocol_rate
-        self.view = throttle_view(drf_request)
+        self._view: APIView | None = None
+
+    @property
+    def view(self) -> APIView:
+        # Made on first use: a request with no throttle to check never needs it.
+        if self._view is None:
+            self._view = throttle_view(self.drf_request)
+        return self._view
 
     def check(self, message: Any) -> float | None:
         """None when ``message`` may run; otherwise the seconds to wait (0 if unknown)."""
