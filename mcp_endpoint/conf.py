@@ -58,6 +58,10 @@ DEFAULTS: dict[str, Any] = {
     # DRF throttle classes applied to every request; None means the host's
     # REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"], so MCP and REST share one budget.
     "THROTTLE_CLASSES": None,
+    # The per-credential limit on protocol messages (initialize, ping, lists, discover), in
+    # DRF's rate syntax; None for none. Messages that run host code count against
+    # THROTTLE_CLASSES instead, as REST requests do.
+    "PROTOCOL_RATE": "1200/minute",
     # The scopes the endpoint's tools use, for the 401 challenge; None derives them.
     "SCOPES": None,
     # Refuse to start (system check E012) when a tool's schema is not portable; an endpoint
@@ -93,6 +97,10 @@ DEFAULTS: dict[str, Any] = {
     # API keys: the visible prefix every key starts with, and the model that stores them.
     "API_KEY_PREFIX": "mcp",
     "API_KEY_MODEL": "mcp_endpoint.APIKey",
+    # Keep validated API keys in CACHE for this many seconds (0: off), so a request with a
+    # known key needs no query. Key and user changes drop the entry at once (signals); with
+    # a per-process cache only in the process that made them (check W040). Global only.
+    "API_KEY_CACHE_SECONDS": 0,
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],

@@ -121,6 +121,14 @@ class Encoded(dict[str, Any]):
 _SPLICE = f"\x00{secrets.token_hex(8)}:"
 
 
+def loads(body: bytes) -> Any:
+    """A request body as JSON: ``UnicodeDecodeError`` or ``ValueError`` when it is not.
+
+    The one place the transport decodes JSON, as :func:`dumps` is the one place it encodes.
+    """
+    return json.loads(body.decode("utf-8"))
+
+
 def dumps(message: Any) -> str:
     """A message as compact JSON, with lists of :class:`Encoded` items spliced in as text."""
     result = message.get("result") if isinstance(message, dict) else None
