@@ -55,7 +55,7 @@ def test_dates_decimals_and_lazy_strings() -> None:
 
 def test_the_fast_encoder_writes_what_the_standard_library_writes() -> None:
     value = {
-        "text": "naïve \x00 \u2028 \U0001f600 \"quoted\" back\\slash",
+        "text": 'naïve \x00 \u2028 \U0001f600 "quoted" back\\slash',
         "numbers": [0, -1, 2**63 - 1, 1.5, 0.1, True, None],
         "nested": {"when": datetime.datetime(2026, 12, 1, 8, 30, 1, 5, tzinfo=datetime.UTC)},
         7: "an integer key",
