@@ -1,0 +1,180 @@
+"""Attacks on the OAuth set-up, reproduced through the real URLs: redirect URIs smuggled into
+a registration, forged client addresses, tokens for no or another resource, replayed codes,
+and pages framed by another site.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+from oauth2_provider.models import AccessToken, Application, Grant
+from oauth2_provider.settings import oauth2_settings
+
+from mcp_endpoint.oauth.registration import RedirectURIPolicy, stored_as_checked
+from tests.oauth_helpers import DocumentServer, query_of
+from tests.test_oauth import (
+    BASE,
+    LOOPBACK_FETCHER,
+    REDIRECT,
+    approve,
+    authorize_query,
+    client_document,
+    documents,
+    pkce,
+    refused_document,
+    register,
+    signed_in,
+    with_toolkit_settings,
+)
+
+__all__ = ["documents", "signed_in"]  # fixtures, used by name
+
+EVIL = "https://evil.example/steal"
+
+# One loopback entry that passes every check, with a second URI hidden after a separator
+# the toolkit's space-joined storage would split on (or a character no URI may hold).
+SMUGGLED = {
+    "space": f"http://127.0.0.1/cb {EVIL}",
+    "newline": f"http://127.0.0.1/cb\n{EVIL}",
+    "carriage-return": f"http://127.0.0.1/cb\r\n{EVIL}",
+    "tab": f"http://127.0.0.1/cb\t{EVIL}",
+    "vertical-tab": f"http://127.0.0.1/cb\x0b{EVIL}",
+    "form-feed": f"http://127.0.0.1/cb\x0c{EVIL}",
+    "nul": f"http://127.0.0.1/cb\x00{EVIL}",
+    "unit-separator": f"http://127.0.0.1/cb\x1f{EVIL}",
+    "next-line": f"http://127.0.0.1/cb\x85{EVIL}",
+    "no-break-space": f"http://127.0.0.1/cb\xa0{EVIL}",
+    "line-separator": f"http://127.0.0.1/cb\u2028{EVIL}",
+    "ideographic-space": f"http://127.0.0.1/cb\u3000{EVIL}",
+    "zero-width-space": f"http://127.0.0.1/cb\u200b{EVIL}",
+    "delete": "http://127.0.0.1/cb\x7f",
+    "leading-space": " http://127.0.0.1/cb",
+    "trailing-newline": "http://127.0.0.1/cb\n",
+}
+
+
+def assert_nothing_registered() -> None:
+    assert Application.objects.count() == 0
+    assert AccessToken.objects.count() == 0
+    assert Grant.objects.count() == 0
+
+
+# -- redirect URIs smuggled into a registration ---------------------------------------------
+
+
+@pytest.mark.parametrize("uri", list(SMUGGLED.values()), ids=list(SMUGGLED))
+def test_a_smuggled_redirect_uri_is_refused_at_registration(
+    client: Client, db: Any, uri: str
+) -> None:
+    response = register(client, redirect_uris=[uri], client_name="Totally Claude")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_redirect_uri"
+    assert_nothing_registered()
+
+
+@pytest.mark.parametrize("uri", list(SMUGGLED.values()), ids=list(SMUGGLED))
+def test_the_redirect_policy_names_the_character(uri: str) -> None:
+    reason = RedirectURIPolicy().refusal(uri)
+    assert reason is not None and "may not contain" in reason
+
+
+def test_smuggling_is_refused_even_without_the_policies(
+    client: Client, db: Any, settings: Any
+) -> None:
+    # A host may replace the registration policies; the character rule is not one of them.
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "OAUTH_REGISTRATION_POLICY_CLASSES": []}
+    response = register(client, redirect_uris=[SMUGGLED["space"]])
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_redirect_uri"
+    assert_nothing_registered()
+
+
+def test_the_smuggling_attack_end_to_end(signed_in: Client) -> None:
+    """The reported attack: register a loopback URI with a second one hidden in it, have alice
+    approve, and receive her code at the hidden URI. Each step is refused, and no code is
+    issued to any redirect but the one registered."""
+    attempt = register(signed_in, redirect_uris=[SMUGGLED["space"]], client_name="Totally Claude")
+    assert attempt.status_code == 400
+    assert attempt.json()["error"] == "invalid_redirect_uri"
+    assert Application.objects.count() == 0
+
+    # The attacker registers the innocent half alone and asks for alice's code at the other.
+    client_id = register(
+        signed_in, redirect_uris=["http://127.0.0.1/cb"], client_name="Totally Claude"
+    ).json()["client_id"]
+    assert Application.objects.get().redirect_uris == "http://127.0.0.1/cb"
+    _, challenge = pkce()
+    for redirect in (EVIL, SMUGGLED["space"], SMUGGLED["newline"]):
+        page = signed_in.get(authorize_query(client_id, challenge, redirect_uri=redirect))
+        assert page.status_code == 400, "an error page, not a redirect"
+        assert not page.has_header("Location")
+        assert b"evil.example" not in page.content.split(b"<main>")[0]
+        posted = signed_in.post(
+            authorize_query(client_id, challenge, redirect_uri=redirect),
+            {
+                "client_id": client_id,
+                "redirect_uri": redirect,
+                "response_type": "code",
+                "scope": "read write",
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "allow": "Allow",
+            },
+        )
+        assert not posted.get("Location", "").startswith(EVIL)
+    assert Grant.objects.count() == 0
+    assert not AccessToken.objects.exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE).exists()
+
+    # Approving the registered redirect still works, and the code goes there only.
+    answer = approve(
+        signed_in, authorize_query(client_id, challenge, redirect_uri="http://127.0.0.1/cb")
+    )
+    assert answer["Location"].startswith("http://127.0.0.1/cb?")
+    assert "code" in query_of(answer["Location"])
+    assert list(Grant.objects.values_list("redirect_uri", flat=True)) == ["http://127.0.0.1/cb"]
+
+
+def test_a_smuggled_redirect_uri_is_refused_in_an_update(client: Client, db: Any) -> None:
+    data = register(client).json()
+    path = data["registration_client_uri"].removeprefix(BASE)
+    auth = {"Authorization": f"Bearer {data['registration_access_token']}"}
+    for uri in (SMUGGLED["space"], SMUGGLED["newline"], SMUGGLED["nul"]):
+        response = client.put(
+            path,
+            json.dumps({"redirect_uris": [uri], "token_endpoint_auth_method": "none"}),
+            content_type="application/json",
+            headers=auth,
+        )
+        assert response.status_code == 400, response.content
+        assert response.json()["error"] == "invalid_redirect_uri"
+        assert Application.objects.get(client_id=data["client_id"]).redirect_uris == REDIRECT
+
+
+@pytest.mark.parametrize("name", ["space", "newline", "nul", "tab"])
+def test_a_smuggled_redirect_uri_in_a_metadata_document(
+    signed_in: Client, documents: DocumentServer, name: str
+) -> None:
+    client_id = documents.url("/smuggled.json")
+    documents.serve_json(
+        "/smuggled.json", client_document(client_id, redirect_uris=[SMUGGLED[name]])
+    )
+    with with_toolkit_settings(**LOOPBACK_FETCHER):
+        refused_document(signed_in, client_id)
+    assert "/smuggled.json" in documents.requests
+
+
+def test_the_stored_list_is_compared_with_the_checked_one(db: Any) -> None:
+    application = Application.objects.create(
+        name="Stored",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris=f"http://127.0.0.1/cb {EVIL}",
+    )
+    assert not stored_as_checked(application.client_id, {"redirect_uris": [SMUGGLED["space"]]})
+    assert stored_as_checked(
+        application.client_id, {"redirect_uris": ["http://127.0.0.1/cb", EVIL]}
+    )
+    assert not stored_as_checked("no-such-client", {"redirect_uris": []})
