@@ -104,6 +104,10 @@ def _key_prefix() -> str:
 class OAuth2TokenAuthentication(OAuth2Authentication):
     """django-oauth-toolkit's access tokens, with their audience checked by the toolkit.
 
+    The toolkit refuses a token bound to another resource (RFC 8707) but accepts one bound
+    to none, which would then be good at every service of the site; such a token is refused
+    here unless ``MCP_ENDPOINT["OAUTH_ACCEPT_UNBOUND_TOKENS"]`` is on.
+
     The toolkit reads form fields for a token in the body; an MCP body is JSON, so the
     Django request is handed over as it is, and the JSON is not parsed a second time here.
     """
@@ -114,6 +118,14 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        if result is not None and not getattr(result[1], "resource", None):
+            from mcp_endpoint.conf import mcp_settings
+
+            if not mcp_settings.OAUTH_ACCEPT_UNBOUND_TOKENS:
+                raise exceptions.AuthenticationFailed(
+                    "This access token is not bound to a resource; ask for one with "
+                    "resource=<the URL of this endpoint>."
+                )
         return result
 
 

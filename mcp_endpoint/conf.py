@@ -94,6 +94,15 @@ DEFAULTS: dict[str, Any] = {
     ],
     # Registrations one address may make, in DRF's rate syntax; None for no limit.
     "OAUTH_REGISTRATION_RATE": "20/hour",
+    # How many proxies in front of the server append to X-Forwarded-For. None (the default)
+    # counts registrations per REMOTE_ADDR and ignores the header, which any client can forge.
+    "OAUTH_REGISTRATION_NUM_PROXIES": None,
+    # Self-registered clients that never obtained a token are deleted by mcp_oauth_cleanup
+    # once they are this many seconds old.
+    "OAUTH_UNUSED_CLIENT_SECONDS": 24 * 3600,
+    # Accept at /mcp an access token issued without a resource (RFC 8707), which any other
+    # service of the site would accept too. Off: such a token gets 401 invalid_token.
+    "OAUTH_ACCEPT_UNBOUND_TOKENS": False,
     # Hosts an https redirect URI may name, in ALLOWED_HOSTS syntax ("*" for any host).
     # Loopback (any port, http or https) is always allowed, for native clients (RFC 8252);
     # private-use schemes are those in OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"].

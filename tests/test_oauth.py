@@ -546,9 +546,11 @@ def test_a_token_without_the_scope_cannot_call_the_tool(
 
 
 def test_an_unbound_token_passes_the_viewset_permissions(
-    signed_in: Client, app: Application, project: Any
+    signed_in: Client, app: Application, project: Any, settings: Any
 ) -> None:
-    # A token asked for without a resource is not bound to one (RFC 8707 is opt-in).
+    # A token asked for without a resource is not bound to one (RFC 8707 is opt-in); a host
+    # may accept such tokens at /mcp (they are refused by default).
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "OAUTH_ACCEPT_UNBOUND_TOKENS": True}
     verifier, challenge = pkce()
     url = authorize_query(app.client_id, challenge, scope="read")
     url = url.replace("&resource=" + urlencode({"r": RESOURCE})[2:], "")

@@ -5,8 +5,10 @@ and pages framed by another site.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from django.test import Client
@@ -14,15 +16,17 @@ from oauth2_provider.models import AccessToken, Application, Grant
 from oauth2_provider.settings import oauth2_settings
 
 from mcp_endpoint.oauth.registration import RedirectURIPolicy, stored_as_checked
-from tests.oauth_helpers import DocumentServer, query_of
+from tests.oauth_helpers import DocumentServer, form_fields, query_of
 from tests.test_oauth import (
     BASE,
     LOOPBACK_FETCHER,
     REDIRECT,
+    app,
     approve,
     authorize_query,
     client_document,
     documents,
+    mcp,
     pkce,
     refused_document,
     register,
@@ -30,7 +34,7 @@ from tests.test_oauth import (
     with_toolkit_settings,
 )
 
-__all__ = ["documents", "signed_in"]  # fixtures, used by name
+__all__ = ["app", "documents", "signed_in"]  # fixtures, used by name
 
 EVIL = "https://evil.example/steal"
 
@@ -178,3 +182,125 @@ def test_the_stored_list_is_compared_with_the_checked_one(db: Any) -> None:
         application.client_id, {"redirect_uris": ["http://127.0.0.1/cb", EVIL]}
     )
     assert not stored_as_checked("no-such-client", {"redirect_uris": []})
+
+
+# -- tokens bound to no resource, or asked for another server --------------------------------
+
+
+def unbound_token(client: Client, app: Application, scope: str = "read write") -> str:
+    """A token through the real code flow, asked for without any ``resource``."""
+    verifier, challenge = pkce()
+    url = authorize_query(app.client_id, challenge, scope=scope, resource=None)  # type: ignore[arg-type]
+    code = query_of(approve(client, url)["Location"])["code"]
+    data = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "client_id": app.client_id,
+        "code_verifier": verifier,
+    }
+    response = client.post("/o/token", data)
+    assert response.status_code == 200, response.content
+    assert AccessToken.objects.get(token_checksum=checksum(response.json()["access_token"]))
+    token: str = response.json()["access_token"]
+    return token
+
+
+def checksum(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def test_a_token_bound_to_no_resource_is_refused_at_mcp(
+    signed_in: Client, app: Application, project: Any
+) -> None:
+    token = unbound_token(signed_in, app)
+    assert AccessToken.objects.get(token_checksum=checksum(token)).resource == []
+    before = project.tasks.count()
+    arguments = {"project": project.pk, "title": "Unbound"}
+    response = mcp(signed_in, token, "tools/call", {"name": "create_task", "arguments": arguments})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == -32001
+    assert response["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
+    assert project.tasks.count() == before
+    assert mcp(signed_in, token, "tools/list").status_code == 401
+
+
+def test_a_host_may_accept_tokens_bound_to_no_resource(
+    signed_in: Client, app: Application, settings: Any
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "OAUTH_ACCEPT_UNBOUND_TOKENS": True}
+    token = unbound_token(signed_in, app)
+    response = mcp(signed_in, token, "tools/list")
+    assert response.status_code == 200
+    assert "tools" in response.json()["result"]
+
+
+def test_the_registration_access_token_does_not_open_mcp(client: Client, db: Any) -> None:
+    # RFC 7591's registration token is an access token of the toolkit, bound to no resource.
+    data = register(client).json()
+    response = mcp(client, data["registration_access_token"], "tools/list")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == -32001
+
+
+FOREIGN = "http://evil.example/mcp"
+
+
+def test_a_resource_on_another_server_gets_invalid_target(
+    signed_in: Client, app: Application
+) -> None:
+    _, challenge = pkce()
+    response = signed_in.get(authorize_query(app.client_id, challenge, resource=FOREIGN))
+    assert response.status_code == 302, "refused before any consent page"
+    assert response["Location"].startswith(REDIRECT + "?")
+    query = query_of(response["Location"])
+    assert query["error"] == "invalid_target"
+    assert query["state"] == "st-123"
+    assert query["iss"] == f"{BASE}/o"
+    assert Grant.objects.count() == 0
+
+
+def test_a_foreign_resource_with_an_unknown_redirect_gets_an_error_page(
+    signed_in: Client, app: Application
+) -> None:
+    _, challenge = pkce()
+    url = authorize_query(app.client_id, challenge, resource=FOREIGN, redirect_uri=EVIL)
+    response = signed_in.get(url)
+    assert response.status_code == 400
+    assert not response.has_header("Location")
+    assert b"For:" not in response.content
+    assert Grant.objects.count() == 0
+
+
+def test_one_foreign_resource_among_several_is_refused(signed_in: Client, app: Application) -> None:
+    _, challenge = pkce()
+    url = authorize_query(app.client_id, challenge) + "&" + urlencode({"resource": FOREIGN})
+    response = signed_in.get(url)
+    assert query_of(response["Location"])["error"] == "invalid_target"
+    assert Grant.objects.count() == 0
+
+
+def test_a_foreign_resource_slipped_into_the_consent_form_is_refused(
+    signed_in: Client, app: Application
+) -> None:
+    _, challenge = pkce()
+    url = authorize_query(app.client_id, challenge)
+    page = signed_in.get(url)
+    fields = form_fields(page.content.decode(), "authorizationForm")
+    fields.update(resource=FOREIGN, allow="Allow")
+    response = signed_in.post(url, fields)
+    assert response.status_code == 302
+    assert query_of(response["Location"])["error"] == "invalid_target"
+    assert Grant.objects.count() == 0
+
+
+def test_the_configured_resource_url_is_this_sites(
+    signed_in: Client, app: Application, settings: Any
+) -> None:
+    # Behind a proxy the endpoint's public URL differs from the one requests arrive at.
+    public = "https://tasks.example/mcp"
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "RESOURCE_URL": public}
+    _, challenge = pkce()
+    page = signed_in.get(authorize_query(app.client_id, challenge, resource=public))
+    assert page.status_code == 200
+    assert f"<code>{public}</code>" in page.content.decode()

@@ -20,15 +20,15 @@ from urllib.parse import urlsplit
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.models import AbstractApplication
+from oauth2_provider.models import AbstractApplication, get_application_model
 from oauth2_provider.oauth2_backends import _add_iss_to_redirect
 from oauth2_provider.scopes import get_scopes_backend
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
 from oauth2_provider.views import TokenView as ToolkitTokenView
-from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
 
-from mcp_endpoint.oauth.metadata import endpoint_at, resource_url
+from mcp_endpoint.oauth.metadata import endpoint_at, is_own_resource, resource_url
 from mcp_endpoint.oauth.registration import is_loopback_host
 
 PKCE_METHODS = ("S256",)
@@ -121,7 +121,42 @@ class AuthorizationView(ToolkitAuthorizationView):
                 state=credentials.get("state"),
             )
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        foreign = self.foreign_resource(request.GET.getlist("resource"))
+        if foreign is not None:
+            raise OAuthToolkitError(
+                error=self.invalid_target(foreign, credentials.get("state")),
+                redirect_uri=credentials["redirect_uri"],
+            )
         return scopes, credentials
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        # The resource travels back in a hidden field, which the user's browser may change.
+        foreign = self.foreign_resource((form.cleaned_data.get("resource") or "").split())
+        if foreign is not None:
+            application = get_application_model().objects.get(
+                client_id=form.cleaned_data["client_id"]
+            )
+            error = OAuthToolkitError(
+                error=self.invalid_target(foreign, form.cleaned_data.get("state")),
+                redirect_uri=form.cleaned_data.get("redirect_uri"),
+            )
+            response: HttpResponse = self.error_response(error, application)
+            return response
+        answer: HttpResponse = super().form_valid(form)
+        return answer
+
+    def foreign_resource(self, resources: list[str]) -> str | None:
+        """The first of ``resources`` that names another server than this one, or None."""
+        return next((r for r in resources if not is_own_resource(r, self.request)), None)
+
+    def invalid_target(self, resource: str, state: str | None) -> CustomOAuth2Error:
+        # RFC 8707 §2: a resource the server does not serve is refused before consent, so
+        # the user is never asked to grant access "for" another server.
+        return CustomOAuth2Error(
+            error="invalid_target",
+            description=f"The resource {resource!r} is not served by this site.",
+            state=state,
+        )
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
         # RFC 9207 asks for iss on error responses as well; the toolkit adds it on success.
