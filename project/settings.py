@@ -209,6 +209,8 @@ OAUTH2_PROVIDER = {
     ),
     "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
     "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+    # Revokes the tokens of an authorisation code that comes back (RFC 6749 §4.1.2).
+    "OAUTH2_VALIDATOR_CLASS": "mcp_endpoint.oauth.validators.OAuth2Validator",
     "APPLICATION_ADMIN_CLASS": "mcp_endpoint.oauth.admin.ApplicationAdmin",
     "ACCESS_TOKEN_ADMIN_CLASS": "mcp_endpoint.oauth.admin.AccessTokenAdmin",
 }

@@ -15,6 +15,7 @@ from django.test import Client
 from oauth2_provider.models import AccessToken, Application, Grant
 from oauth2_provider.settings import oauth2_settings
 
+from mcp_endpoint.oauth.models import RedeemedAuthorizationCode
 from mcp_endpoint.oauth.registration import RedirectURIPolicy, stored_as_checked
 from tests.oauth_helpers import DocumentServer, form_fields, query_of
 from tests.test_oauth import (
@@ -26,6 +27,7 @@ from tests.test_oauth import (
     authorize_query,
     client_document,
     documents,
+    exchange,
     mcp,
     pkce,
     refused_document,
@@ -304,3 +306,76 @@ def test_the_configured_resource_url_is_this_sites(
     page = signed_in.get(authorize_query(app.client_id, challenge, resource=public))
     assert page.status_code == 200
     assert f"<code>{public}</code>" in page.content.decode()
+
+
+# -- a replayed authorisation code ------------------------------------------------------------
+
+
+def code_and_verifier(client: Client, app: Application) -> tuple[str, str]:
+    verifier, challenge = pkce()
+    answer = approve(client, authorize_query(app.client_id, challenge))
+    return query_of(answer["Location"])["code"], verifier
+
+
+def refresh(client: Client, app: Application, refresh_token: str) -> Any:
+    data = {
+        "grant_type": "refresh_token",
+        "refresh_token": refresh_token,
+        "client_id": app.client_id,
+    }
+    return client.post(
+        "/o/token", urlencode(data), content_type="application/x-www-form-urlencoded"
+    )
+
+
+def test_a_replayed_code_revokes_the_tokens_of_its_first_use(
+    signed_in: Client, app: Application
+) -> None:
+    code, verifier = code_and_verifier(signed_in, app)
+    first = exchange(signed_in, app.client_id, code, verifier).json()
+    assert mcp(signed_in, first["access_token"], "tools/list").status_code == 200
+
+    replay = exchange(signed_in, app.client_id, code, verifier)
+    assert replay.status_code == 400
+    assert replay.json()["error"] == "invalid_grant"
+    assert "access_token" not in replay.json()
+
+    after = mcp(signed_in, first["access_token"], "tools/list")
+    assert after.status_code == 401
+    assert after.json()["error"]["code"] == -32001
+    assert after["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
+    renewed = refresh(signed_in, app, first["refresh_token"])
+    assert renewed.status_code == 400
+    assert renewed.json()["error"] == "invalid_grant"
+    assert not AccessToken.objects.filter(user__isnull=False).exists()
+
+
+def test_a_replay_reaches_the_tokens_refreshed_since(signed_in: Client, app: Application) -> None:
+    code, verifier = code_and_verifier(signed_in, app)
+    first = exchange(signed_in, app.client_id, code, verifier).json()
+    second = refresh(signed_in, app, first["refresh_token"]).json()
+    assert mcp(signed_in, second["access_token"], "tools/list").status_code == 200
+
+    assert exchange(signed_in, app.client_id, code, verifier).status_code == 400
+    assert mcp(signed_in, second["access_token"], "tools/list").status_code == 401
+    assert refresh(signed_in, app, second["refresh_token"]).status_code == 400
+
+
+def test_a_replay_revokes_nothing_else(signed_in: Client, app: Application) -> None:
+    code, verifier = code_and_verifier(signed_in, app)
+    other_code, other_verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, code, verifier)
+    other = exchange(signed_in, app.client_id, other_code, other_verifier).json()
+    assert exchange(signed_in, app.client_id, code, verifier).status_code == 400
+    assert mcp(signed_in, other["access_token"], "tools/list").status_code == 200
+    # A code that was never issued revokes nothing either.
+    assert exchange(signed_in, app.client_id, "never-issued", verifier).status_code == 400
+    assert mcp(signed_in, other["access_token"], "tools/list").status_code == 200
+
+
+def test_the_redeemed_code_is_kept_as_a_digest(signed_in: Client, app: Application) -> None:
+    code, verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, code, verifier)
+    row = RedeemedAuthorizationCode.objects.get()
+    assert row.code_digest == hashlib.sha256(code.encode()).hexdigest()
+    assert code not in row.code_digest and row.client_id == app.client_id
