@@ -405,7 +405,8 @@ def test_a_code_replayed_is_refused(signed_in: Client, app: Application) -> None
     replay = exchange(signed_in, app.client_id, code, verifier)
     assert replay.status_code == 400
     assert replay.json()["error"] == "invalid_grant"
-    assert AccessToken.objects.count() == 1
+    # ...and the token of its first use is revoked (RFC 6749 §4.1.2).
+    assert AccessToken.objects.count() == 0
 
 
 def test_a_token_for_another_resource_cannot_be_asked_for(

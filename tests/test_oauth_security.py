@@ -379,3 +379,61 @@ def test_the_redeemed_code_is_kept_as_a_digest(signed_in: Client, app: Applicati
     row = RedeemedAuthorizationCode.objects.get()
     assert row.code_digest == hashlib.sha256(code.encode()).hexdigest()
     assert code not in row.code_digest and row.client_id == app.client_id
+
+
+# -- pages another site may not frame ----------------------------------------------------------
+
+
+def assert_not_frameable(response: Any) -> None:
+    assert response["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+
+
+def test_the_consent_page_may_not_be_framed(signed_in: Client, app: Application) -> None:
+    _, challenge = pkce()
+    page = signed_in.get(authorize_query(app.client_id, challenge))
+    assert page.status_code == 200 and b"authorizationForm" in page.content
+    assert_not_frameable(page)
+    error_page = signed_in.get(authorize_query(app.client_id, challenge, redirect_uri=EVIL))
+    assert error_page.status_code == 400
+    assert_not_frameable(error_page)
+
+
+def test_the_login_page_may_not_be_framed(client: Client, app: Application) -> None:
+    _, challenge = pkce()
+    to_login = client.get(authorize_query(app.client_id, challenge))
+    page = client.get(to_login["Location"])
+    assert page.status_code == 200
+    assert b"An application asks to use your account" in page.content
+    assert_not_frameable(page)
+    failed = client.post(to_login["Location"], {"username": "alice", "password": "wrong"})
+    assert failed.status_code == 200
+    assert_not_frameable(failed)
+
+
+def test_the_connected_clients_pages_may_not_be_framed(signed_in: Client, app: Application) -> None:
+    code, verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, code, verifier)
+    listing = signed_in.get("/o/authorized_tokens/")
+    assert listing.status_code == 200 and b"Inspector" in listing.content
+    assert_not_frameable(listing)
+    row = AccessToken.objects.get()
+    confirm = signed_in.get(f"/o/authorized_tokens/{row.pk}/delete/")
+    assert confirm.status_code == 200 and b"Revoke the access of Inspector" in confirm.content
+    assert_not_frameable(confirm)
+
+
+def test_a_host_policy_keeps_its_directives() -> None:
+    from django.http import HttpResponse
+
+    from mcp_endpoint.oauth.views import deny_framing
+
+    response = HttpResponse()
+    response["Content-Security-Policy"] = "default-src 'self';"
+    assert deny_framing(response)["Content-Security-Policy"] == (
+        "default-src 'self'; frame-ancestors 'none'"
+    )
+    response["Content-Security-Policy"] = "frame-ancestors https://intranet.example"
+    assert deny_framing(response)["Content-Security-Policy"] == (
+        "frame-ancestors https://intranet.example"
+    )
