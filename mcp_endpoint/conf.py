@@ -88,15 +88,13 @@ DEFAULTS: dict[str, Any] = {
         "mcp_endpoint.oauth.registration.ApplicationTypePolicy",
         "mcp_endpoint.oauth.registration.RedirectURIPolicy",
     ],
-    # Throttles on the registration endpoint (DRF throttle classes, counted per client IP).
+    # Throttles on the registration endpoint (DRF throttle classes, counted per client IP:
+    # REMOTE_ADDR, or X-Forwarded-For only when REST_FRAMEWORK["NUM_PROXIES"] declares proxies).
     "OAUTH_REGISTRATION_THROTTLE_CLASSES": [
         "mcp_endpoint.oauth.registration.RegistrationRateThrottle"
     ],
     # Registrations one address may make, in DRF's rate syntax; None for no limit.
     "OAUTH_REGISTRATION_RATE": "20/hour",
-    # How many proxies in front of the server append to X-Forwarded-For. None (the default)
-    # counts registrations per REMOTE_ADDR and ignores the header, which any client can forge.
-    "OAUTH_REGISTRATION_NUM_PROXIES": None,
     # Self-registered clients that never obtained a token are deleted by mcp_oauth_cleanup
     # once they are this many seconds old.
     "OAUTH_UNUSED_CLIENT_SECONDS": 24 * 3600,

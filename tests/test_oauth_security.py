@@ -6,13 +6,18 @@ and pages framed by another site.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
-from oauth2_provider.models import AccessToken, Application, Grant
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 from oauth2_provider.settings import oauth2_settings
 
 from mcp_endpoint.oauth.models import RedeemedAuthorizationCode
@@ -437,3 +442,118 @@ def test_a_host_policy_keeps_its_directives() -> None:
     assert deny_framing(response)["Content-Security-Policy"] == (
         "frame-ancestors https://intranet.example"
     )
+
+
+# -- the anonymous registration limit, and clients that never came back -----------------------
+
+
+def register_from(client: Client, forwarded_for: str, remote_addr: str = "203.0.113.9") -> Any:
+    body = {
+        "client_name": "Flood",
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+    }
+    return client.post(
+        "/o/register",
+        json.dumps(body),
+        content_type="application/json",
+        REMOTE_ADDR=remote_addr,
+        HTTP_X_FORWARDED_FOR=forwarded_for,
+    )
+
+
+def test_forged_forwarded_for_headers_do_not_escape_the_limit(client: Client, db: Any) -> None:
+    # The default rate is 20 an hour per address; each request claims another address.
+    statuses = [register_from(client, f"198.51.100.{i}").status_code for i in range(30)]
+    assert statuses[:20] == [201] * 20
+    assert statuses[20:] == [429] * 10
+    assert Application.objects.count() == 20
+
+
+def test_declared_proxies_find_the_client_address(client: Client, db: Any, settings: Any) -> None:
+    # One proxy appends the address it saw; what the client put before it is not trusted.
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "OAUTH_REGISTRATION_RATE": "2/hour"}
+    forged = [register_from(client, f"198.51.100.{i}, 192.0.2.1").status_code for i in range(4)]
+    assert forged == [201, 201, 429, 429]
+    assert register_from(client, "198.51.100.1, 192.0.2.2").status_code == 201
+    assert Application.objects.count() == 3
+
+
+def run_cleanup(*args: str) -> str:
+    out = io.StringIO()
+    call_command("mcp_oauth_cleanup", *args, stdout=out)
+    return out.getvalue()
+
+
+def age(client_id: str, seconds: int) -> None:
+    Application.objects.filter(client_id=client_id).update(
+        created=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+def test_cleanup_removes_old_clients_that_never_obtained_a_token(
+    signed_in: Client, settings: Any
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "OAUTH_UNUSED_CLIENT_SECONDS": 3600}
+    abandoned = register(signed_in, client_name="Abandoned").json()["client_id"]
+    recent = register(signed_in, client_name="Recent").json()["client_id"]
+    used = register(signed_in, client_name="Used").json()["client_id"]
+    manual = Application.objects.create(
+        name="Manual",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris=REDIRECT,
+    ).client_id
+    code, verifier = code_and_verifier(signed_in, Application.objects.get(client_id=used))
+    token = exchange(signed_in, used, code, verifier).json()["access_token"]
+    for client_id in (abandoned, used, manual):
+        age(client_id, 7200)
+    age(recent, 600)
+
+    assert "Deleted 1 unused self-registered client(s)" in run_cleanup()
+    remaining = set(Application.objects.values_list("client_id", flat=True))
+    assert remaining == {recent, used, manual}
+    # Its registration access token went with it; the used client's token still works.
+    assert not AccessToken.objects.filter(application__client_id=abandoned).exists()
+    assert mcp(signed_in, token, "tools/list").status_code == 200
+
+
+def test_cleanup_keeps_a_client_whose_tokens_have_expired_and_gone(
+    signed_in: Client, app: Application
+) -> None:
+    code, verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, code, verifier)
+    AccessToken.objects.all().delete()
+    RefreshToken.objects.all().delete()
+    age(app.client_id, 10 * 24 * 3600)
+    run_cleanup()
+    assert Application.objects.filter(pk=app.pk).exists()
+
+
+def test_cleanup_forgets_redeemed_codes_with_nothing_left_to_revoke(
+    signed_in: Client, app: Application
+) -> None:
+    first_code, first_verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, first_code, first_verifier)
+    AccessToken.objects.all().delete()
+    RefreshToken.objects.update(revoked=timezone.now())
+    live_code, live_verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, live_code, live_verifier)
+    newest_code, newest_verifier = code_and_verifier(signed_in, app)
+    exchange(signed_in, app.client_id, newest_code, newest_verifier)
+    assert RedeemedAuthorizationCode.objects.count() == 3
+
+    assert "and 1 record(s) of redeemed codes" in run_cleanup()
+    kept = set(RedeemedAuthorizationCode.objects.values_list("code_digest", flat=True))
+    digests = {hashlib.sha256(c.encode()).hexdigest() for c in (live_code, newest_code)}
+    assert kept == digests
+
+
+@pytest.mark.parametrize("args", [["--older-than", "-1"], ["--batch-size", "0"]])
+def test_cleanup_refuses_a_bad_argument(signed_in: Client, args: list[str]) -> None:
+    client_id = register(signed_in).json()["client_id"]
+    age(client_id, 10 * 24 * 3600)
+    with pytest.raises(CommandError):
+        run_cleanup(*args)
+    assert Application.objects.filter(client_id=client_id).exists()

@@ -41,6 +41,7 @@ from oauth2_provider.views import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
 )
+from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from mcp_endpoint.conf import mcp_settings
@@ -233,7 +234,11 @@ def check_policies(request: HttpRequest | None, metadata: dict[str, Any]) -> Non
 class RegistrationRateThrottle(SimpleRateThrottle):
     """Registrations per client address, at ``MCP_ENDPOINT["OAUTH_REGISTRATION_RATE"]``.
 
-    DRF's throttle, so the address is found as the REST API finds it (``NUM_PROXIES``).
+    The address is ``REMOTE_ADDR`` unless the host declares its proxies with DRF's
+    ``REST_FRAMEWORK["NUM_PROXIES"]``; then it is found as the REST API finds it. DRF
+    itself trusts the whole ``X-Forwarded-For`` header when ``NUM_PROXIES`` is unset, and
+    any client can send that header: one forged value per request would make each
+    registration the first of a new address.
     """
 
     scope = "mcp_oauth_registration"
@@ -241,6 +246,13 @@ class RegistrationRateThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
         rate: str | None = mcp_settings.OAUTH_REGISTRATION_RATE
         return rate
+
+    def get_ident(self, request: Any) -> str:
+        if api_settings.NUM_PROXIES is None:
+            remote_addr: str = request.META.get("REMOTE_ADDR", "")
+            return remote_addr
+        ident: str = super().get_ident(request)
+        return ident
 
     def get_cache_key(self, request: Any, view: Any) -> str | None:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
