@@ -11,6 +11,7 @@ class MCPEndpointConfig(AppConfig):
 
     def ready(self) -> None:
         from mcp_endpoint import checks  # noqa: F401  (registers the system checks)
+        from mcp_endpoint.oauth import checks as oauth_checks  # noqa: F401
 
         # Each installed app's mcp.py registers its tools, as admin.py modules do.
         autodiscover_modules("mcp")

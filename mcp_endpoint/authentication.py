@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.apps import apps
 from django.http import HttpRequest
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 from rest_framework import exceptions
@@ -113,7 +114,9 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        if bearer_value(request) is None:
+        # Without the toolkit installed its models cannot load: no token can be valid, and
+        # the caller gets a refusal instead of a server error (check mcp_endpoint.E071).
+        if bearer_value(request) is None or not apps.is_installed("oauth2_provider"):
             return None
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
