@@ -557,3 +557,53 @@ def test_cleanup_refuses_a_bad_argument(signed_in: Client, args: list[str]) -> N
     with pytest.raises(CommandError):
         run_cleanup(*args)
     assert Application.objects.filter(client_id=client_id).exists()
+
+
+def test_a_smuggled_uri_stored_before_the_rule_receives_no_code(signed_in: Client) -> None:
+    # A row written by an earlier version: one checked entry, stored space-joined as two.
+    application = Application.objects.create(
+        name="Totally Claude",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris=SMUGGLED["space"],
+        registration_source=Application.RegistrationSource.DCR,
+    )
+    _, challenge = pkce()
+    url = authorize_query(application.client_id, challenge, redirect_uri=EVIL)
+    page = signed_in.get(url)
+    assert page.status_code == 400 and not page.has_header("Location")
+    fields = {
+        "client_id": application.client_id,
+        "redirect_uri": EVIL,
+        "response_type": "code",
+        "scope": "read write",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": f"{BASE}/mcp",
+        "allow": "Allow",
+    }
+    posted = signed_in.post(url, fields)
+    assert not posted.get("Location", "").startswith(EVIL)
+    assert Grant.objects.count() == 0
+    # The loopback half still works, as it was meant to.
+    answer = approve(
+        signed_in,
+        authorize_query(application.client_id, challenge, redirect_uri="http://127.0.0.1/cb"),
+    )
+    assert answer["Location"].startswith("http://127.0.0.1/cb?")
+    assert list(Grant.objects.values_list("redirect_uri", flat=True)) == ["http://127.0.0.1/cb"]
+
+
+def test_an_administrators_client_keeps_its_redirect_uris(signed_in: Client) -> None:
+    application = Application.objects.create(
+        name="Intranet",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="https://intranet.example/cb",
+        registration_source=Application.RegistrationSource.MANUAL,
+    )
+    _, challenge = pkce()
+    url = authorize_query(
+        application.client_id, challenge, redirect_uri="https://intranet.example/cb"
+    )
+    assert approve(signed_in, url)["Location"].startswith("https://intranet.example/cb?")

@@ -1,20 +1,29 @@
-"""django-oauth-toolkit's request validator, revoking what a replayed authorisation code gave.
+"""django-oauth-toolkit's request validator, with two checks the toolkit leaves out.
 
 Set ``OAUTH2_PROVIDER["OAUTH2_VALIDATOR_CLASS"]`` to :class:`OAuth2Validator` (as
-:func:`mcp_endpoint.oauth.provider_settings` does). The toolkit refuses a code used twice
-but leaves the tokens of its first use valid; RFC 6749 §4.1.2 says the server SHOULD revoke
-them, since whoever replays a code has it, and the first redemption may have been theirs.
+:func:`mcp_endpoint.oauth.provider_settings` does).
+
+- The toolkit refuses a code used twice but leaves the tokens of its first use valid;
+  RFC 6749 §4.1.2 says the server SHOULD revoke them, since whoever replays a code has it,
+  and the first redemption may have been theirs.
+- A redirect URI of a self-registered or metadata-document client must still pass the
+  registration policy when a code is sent to it. Registration refuses what it would not
+  store faithfully, but rows written before that rule (an entry holding a space, stored
+  as two URIs) or under an older policy must not receive codes either.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator as ToolkitOAuth2Validator
+from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749.errors import InvalidGrantError
 
 from mcp_endpoint.oauth.models import RedeemedAuthorizationCode, code_digest
+from mcp_endpoint.oauth.registration import RegistrationRefused, check_policies
 
 AUTHORIZATION_CODE = "authorization_code"
 
@@ -39,8 +48,37 @@ def revoke_redemption(access_token_checksum: str, token_family: Any) -> None:
             token.revoke()
 
 
+def redirect_allowed_by_policy(application: Any, redirect_uri: str) -> bool:
+    """Whether ``redirect_uri`` passes the policy ``application`` registered under."""
+    sources = application.RegistrationSource
+    metadata = {"redirect_uris": [redirect_uri]}
+    if application.registration_source == sources.DCR:
+        try:
+            check_policies(None, metadata)
+        except RegistrationRefused:
+            return False
+    elif application.registration_source == sources.CIMD:
+        check = getattr(oauth2_settings.CIMD_METADATA_FETCHER(), "check", None)
+        if check is not None:
+            try:
+                check(application.client_id, metadata)
+            except CIMDError:
+                return False
+    # An administrator's client keeps what the administrator registered.
+    return True
+
+
 class OAuth2Validator(ToolkitOAuth2Validator):
-    """The toolkit's validator, remembering what each redeemed code issued."""
+    """The toolkit's validator, remembering what each redeemed code issued, and sending
+    codes only to redirect URIs the registration policy allows."""
+
+    def validate_redirect_uri(
+        self, client_id: str, redirect_uri: str, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        allowed: bool = super().validate_redirect_uri(
+            client_id, redirect_uri, request, *args, **kwargs
+        )
+        return allowed and redirect_allowed_by_policy(request.client, redirect_uri)
 
     def validate_code(
         self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
