@@ -607,3 +607,22 @@ def test_an_administrators_client_keeps_its_redirect_uris(signed_in: Client) -> 
         application.client_id, challenge, redirect_uri="https://intranet.example/cb"
     )
     assert approve(signed_in, url)["Location"].startswith("https://intranet.example/cb?")
+
+
+@pytest.mark.parametrize(
+    ("resource", "own"),
+    [
+        ("http://testserver/mcp", True),
+        ("http://TESTSERVER:80/mcp", True),
+        ("http://testserver/api/", True),
+        ("https://testserver/mcp", False),
+        ("http://testserver:8080/mcp", False),
+        ("http://testserver@evil.example/mcp", False),
+        ("http://evil.example/mcp", False),
+        ("http://testserver.evil.example/mcp", False),
+    ],
+)
+def test_which_resources_are_this_sites(rf: Any, resource: str, own: bool) -> None:
+    from mcp_endpoint.oauth.metadata import is_own_resource
+
+    assert is_own_resource(resource, rf.get("/o/authorize/")) is own

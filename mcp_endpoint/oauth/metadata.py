@@ -60,6 +60,22 @@ def resource_url(endpoint: Endpoint, request: HttpRequest, path: str | None = No
     return request.build_absolute_uri(path.rstrip("/") or "/")
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> tuple[str, str, int | None] | None:
+    """Scheme, host and port of ``url`` (the port made explicit), or None if it has none."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not parts.hostname or parts.username is not None:
+        return None
+    return scheme, parts.hostname.lower(), port or DEFAULT_PORTS.get(scheme)
+
+
 def is_own_resource(url: str, request: HttpRequest) -> bool:
     """Whether ``url`` is a resource of this site, so a token may be bound to it (RFC 8707).
 
@@ -69,12 +85,7 @@ def is_own_resource(url: str, request: HttpRequest) -> bool:
     """
     from mcp_endpoint.endpoint import endpoints
 
-    parts = urlsplit(url)
-    origin = urlsplit(request.build_absolute_uri("/"))
-    if (parts.scheme.lower(), (parts.netloc or "").lower()) == (
-        origin.scheme.lower(),
-        origin.netloc.lower(),
-    ):
+    if origin_of(url) == origin_of(request.build_absolute_uri("/")):
         return True
     configured = {e.settings.RESOURCE_URL for e in list(endpoints)} | {
         oauth2_settings.OAUTH2_PROTECTED_RESOURCE_IDENTIFIER
