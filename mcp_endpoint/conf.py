@@ -113,12 +113,19 @@ DEFAULTS: dict[str, Any] = {
         "mcp_endpoint.oauth.registration.ApplicationTypePolicy",
         "mcp_endpoint.oauth.registration.RedirectURIPolicy",
     ],
-    # Throttles on the registration endpoint (DRF throttle classes, counted per client IP).
+    # Throttles on the registration endpoint (DRF throttle classes, counted per client IP:
+    # REMOTE_ADDR, or X-Forwarded-For only when REST_FRAMEWORK["NUM_PROXIES"] declares proxies).
     "OAUTH_REGISTRATION_THROTTLE_CLASSES": [
         "mcp_endpoint.oauth.registration.RegistrationRateThrottle"
     ],
     # Registrations one address may make, in DRF's rate syntax; None for no limit.
     "OAUTH_REGISTRATION_RATE": "20/hour",
+    # Self-registered clients that never obtained a token are deleted by mcp_oauth_cleanup
+    # once they are this many seconds old.
+    "OAUTH_UNUSED_CLIENT_SECONDS": 24 * 3600,
+    # Accept at /mcp an access token issued without a resource (RFC 8707), which any other
+    # service of the site would accept too. Off: such a token gets 401 invalid_token.
+    "OAUTH_ACCEPT_UNBOUND_TOKENS": False,
     # Hosts an https redirect URI may name, in ALLOWED_HOSTS syntax ("*" for any host).
     # Loopback (any port, http or https) is always allowed, for native clients (RFC 8252);
     # private-use schemes are those in OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"].

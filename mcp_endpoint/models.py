@@ -276,3 +276,7 @@ def redact(arguments: Any, names: Iterable[str]) -> Any:
     if isinstance(arguments, list):
         return [redact(v, lowered) for v in arguments]
     return arguments
+
+
+# Kept in the OAuth package with the code that uses it; imported here so Django finds it.
+from mcp_endpoint.oauth.models import RedeemedAuthorizationCode  # noqa: E402, F401

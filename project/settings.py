@@ -21,6 +21,8 @@ from urllib.parse import unquote, urlparse
 import django_stubs_ext
 from corsheaders.defaults import default_headers as default_cors_headers
 
+from mcp_endpoint.oauth import provider_settings
+
 # Lets the demo's classes subscript Django and DRF generics (ModelAdmin[Task]) at run time.
 django_stubs_ext.monkeypatch()
 
@@ -168,53 +170,25 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-OAUTH2_PROVIDER = {
-    "SCOPES": {
-        "read": "See your projects, tasks and comments",
-        "write": "Create, change and delete tasks and comments in your name",
+# django-oauth-toolkit for MCP clients (S256 PKCE only, no implicit or password grant,
+# open registration bounded by MCP_ENDPOINT["OAUTH_*"], client ID metadata documents,
+# replayed codes revoked), with this product's scopes and token lifetimes.
+OAUTH2_PROVIDER = provider_settings(
+    existing={
+        "SCOPES": {
+            "read": "See your projects, tasks and comments",
+            "write": "Create, change and delete tasks and comments in your name",
+        },
+        "DEFAULT_SCOPES": ["read"],
+        "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+        "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+        "CIMD_FETCH_TIMEOUT_SECONDS": 5,
     },
-    "DEFAULT_SCOPES": ["read"],
-    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
-    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
-    "ROTATE_REFRESH_TOKEN": True,
-    "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    # RFC 9700: PKCE with S256 only, iss in authorisation responses, no implicit or password
-    # grant, no token in a query string, tokens stored as digests.
-    "PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
-    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
-    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
-    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
-    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
-    # Native clients listen on a loopback port of their choosing (RFC 8252); Cursor uses
-    # its own private-use scheme.
-    "ALLOW_LOCALHOST_LOOPBACK": True,
-    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
-    # What the server metadata advertises: the code grant, for public clients too.
-    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
-    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
-        "client_secret_basic",
-        "client_secret_post",
-        "none",
-    ],
-    # MCP clients register anonymously; MCP_ENDPOINT["OAUTH_*"] bounds what they may register.
-    "DCR_ENABLED": True,
-    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    # Client ID metadata documents, fetched over https from public addresses only.
-    "CIMD_ENABLED": True,
-    "CIMD_METADATA_FETCHER": os.environ.get(
+    # Tests fetch metadata documents from a loopback server with a fetcher of their own.
+    CIMD_METADATA_FETCHER=os.environ.get(
         "DEMO_CIMD_FETCHER", "mcp_endpoint.oauth.registration.MetadataDocumentFetcher"
     ),
-    "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
-    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
-    "APPLICATION_ADMIN_CLASS": "mcp_endpoint.oauth.admin.ApplicationAdmin",
-    "ACCESS_TOKEN_ADMIN_CLASS": "mcp_endpoint.oauth.admin.AccessTokenAdmin",
-}
+)
 
 # Browser-based MCP clients (the Inspector on a loopback port, say) preflight their POSTs;
 # the REST API and /mcp share this policy. The MCP headers must be allowed in, and the
