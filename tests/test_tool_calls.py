@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
-from django.utils import timezone
+from django.utils import timezone, translation
 from oauth2_provider.models import get_access_token_model, get_application_model
 
 from mcp_endpoint import signals
@@ -216,7 +216,8 @@ def create_refusing_trigger() -> None:
         if connection.vendor == "postgresql":
             cursor.execute(
                 "CREATE FUNCTION refuse_log_row() RETURNS trigger AS $$ BEGIN "
-                "IF NEW.arguments->>'search' = 'refuse-me' THEN RAISE EXCEPTION 'refused by test'; END IF; "
+                "IF NEW.arguments->>'search' = 'refuse-me' THEN "
+                "RAISE EXCEPTION 'refused by test'; END IF; "
                 "RETURN NEW; END $$ LANGUAGE plpgsql"
             )
             cursor.execute(
@@ -460,3 +461,21 @@ def test_instructions_follow_the_settings(settings: Any, mcp_client: Any, alice_
     assert "task tracker" in first["instructions"]
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "INSTRUCTIONS": "Be brief."}
     assert mcp_client(alice_key).result("initialize", params)["instructions"] == "Be brief."
+
+
+def test_the_log_pages_speak_french(settings: Any, client: Client, root: Any) -> None:
+    # The app ships a compiled French catalogue; the admin's own French comes with Django.
+    settings.MIDDLEWARE = [
+        *settings.MIDDLEWARE[:3],
+        "django.middleware.locale.LocaleMiddleware",
+        *settings.MIDDLEWARE[3:],
+    ]
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "LOG_TOOL_CALLS": True}
+    client.force_login(root)
+    page = client.get("/admin/mcp_endpoint/toolcall/", headers={"Accept-Language": "fr"})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Aucun appel d’outil n’a encore été enregistré." in text
+    assert "Les appels sont conservés 90 jours" in text
+    with translation.override("fr"):
+        assert str(ToolCall._meta.verbose_name_plural) == "appels d’outils"
