@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 from oauth2_provider.models import get_access_token_model, get_application_model
 
@@ -293,6 +294,20 @@ def test_deep_arguments_answer_the_committed_write_once(
     assert row.arguments["name"] == "Deep"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_log_row_is_one_insert(mcp_client: Any, alice_key: str, project: Any) -> None:
+    # Outside a transaction (as a request runs by default) the row costs one statement:
+    # no savepoint, no read-back.
+    table = ToolCall._meta.db_table
+    with CaptureQueriesContext(connection) as queries:
+        result = mcp_client(alice_key).call("summarize_project", {"project_id": project.pk})
+    assert result["isError"] is False
+    touching = [q["sql"] for q in queries.captured_queries if table in q["sql"]]
+    assert len(touching) == 1 and touching[0].startswith("INSERT"), touching
+    assert not [q for q in queries.captured_queries if "SAVEPOINT" in q["sql"]]
+    assert ToolCall.objects.count() == 1
+
+
 # -- signals --------------------------------------------------------------------------------
 
 
@@ -475,7 +490,7 @@ def test_the_log_pages_speak_french(settings: Any, client: Client, root: Any) ->
     page = client.get("/admin/mcp_endpoint/toolcall/", headers={"Accept-Language": "fr"})
     assert page.status_code == 200
     text = page.content.decode()
-    assert "Aucun appel d’outil n’a encore été enregistré." in text
+    assert "Aucun appel d\u2019outil n\u2019a encore été enregistré." in text
     assert "Les appels sont conservés 90 jours" in text
     with translation.override("fr"):
-        assert str(ToolCall._meta.verbose_name_plural) == "appels d’outils"
+        assert str(ToolCall._meta.verbose_name_plural) == "appels d\u2019outils"
