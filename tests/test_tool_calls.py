@@ -487,7 +487,12 @@ def test_the_log_pages_speak_french(settings: Any, client: Client, root: Any) ->
     ]
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "LOG_TOOL_CALLS": True}
     client.force_login(root)
-    page = client.get("/admin/mcp_endpoint/toolcall/", headers={"Accept-Language": "fr"})
+    try:
+        page = client.get("/admin/mcp_endpoint/toolcall/", headers={"Accept-Language": "fr"})
+    finally:
+        # LocaleMiddleware leaves the language it chose active in this thread, where the
+        # tests that follow would then read French messages.
+        translation.deactivate()
     assert page.status_code == 200
     text = page.content.decode()
     assert "Aucun appel d\u2019outil n\u2019a encore été enregistré." in text
