@@ -104,6 +104,9 @@ DEFAULTS: dict[str, Any] = {
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],
+    # Rows of the call log older than this many days go at ``manage.py mcp_prune_calls``;
+    # None keeps them all.
+    "LOG_RETENTION_DAYS": 90,
     # The canonical URL of the endpoint for OAuth resource binding; None derives it per request.
     "RESOURCE_URL": None,
     # OAuth: what django-oauth-toolkit leaves to its host. Everything the toolkit knows
