@@ -13,13 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils import timezone
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint.models import AbstractAPIKey, get_api_key_model, split_key
+from mcp_endpoint.models import (
+    LAST_USED_RESOLUTION,
+    AbstractAPIKey,
+    get_api_key_model,
+    split_key,
+)
 
 logger = logging.getLogger("mcp_endpoint.authentication")
 
@@ -114,7 +120,26 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        if result is not None:
+            touch_access_token(result[1])
         return result
+
+
+def touch_access_token(token: Any) -> None:
+    """Record that ``token`` was used, in its ``updated`` column, at most once a minute.
+
+    The toolkit keeps no last-use time; its ``updated`` column otherwise moves only when a
+    token is written, which a use never does. The account page of connected applications
+    shows it as the application's last use.
+    """
+    now = timezone.now()
+    updated = getattr(token, "updated", None)
+    if token is None or updated is None or now - updated < LAST_USED_RESOLUTION:
+        return
+    type(token)._default_manager.filter(pk=token.pk, updated__lt=now - LAST_USED_RESOLUTION).update(
+        updated=now
+    )
+    token.updated = now
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:

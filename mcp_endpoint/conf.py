@@ -76,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
     # API keys: the visible prefix every key starts with, and the model that stores them.
     "API_KEY_PREFIX": "mcp",
     "API_KEY_MODEL": "mcp_endpoint.APIKey",
+    # The expiry a new key is offered by default, in days (the account pages and the admin).
+    "API_KEY_DEFAULT_EXPIRY_DAYS": 90,
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],

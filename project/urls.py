@@ -14,6 +14,8 @@ def health(request: HttpRequest) -> JsonResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    # The signed-in user's pages: connect a client, personal API keys, connected apps.
+    path("account/ai/", include("mcp_endpoint.account.urls")),
     path("api/", include("project.tracker.urls")),
     # OAuth for MCP clients: the well-known documents and slash-optional endpoints first,
     # then django-oauth-toolkit itself (its views, names and the connected-clients pages).
