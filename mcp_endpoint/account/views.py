@@ -12,7 +12,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import Max, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
@@ -20,19 +19,14 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views import View
-from oauth2_provider.models import (
-    get_access_token_model,
-    get_application_model,
-    get_grant_model,
-    get_refresh_token_model,
-    revoke_access_token,
-)
+from oauth2_provider.models import get_access_token_model, get_application_model
 
 from mcp_endpoint import reveal
 from mcp_endpoint.account.forms import PersonalKeyForm, grantable_scopes
 from mcp_endpoint.clients import ClientGuide, client_guides, guide_for
 from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
+from mcp_endpoint.oauth.admin import revoke_application_tokens
 from mcp_endpoint.oauth.metadata import resource_url
 
 
@@ -194,18 +188,13 @@ class AppRevokeView(AccountView):
             application = get_application_model().objects.get(pk=pk)
         except (get_application_model().DoesNotExist, ValueError, ValidationError) as exc:
             raise Http404(_("No such application.")) from exc
-        user = request.user.pk
-        access_tokens = get_access_token_model().objects.filter(user=user, application=application)
-        if not access_tokens.exists():
+        if (
+            not get_access_token_model()
+            .objects.filter(user=request.user.pk, application=application)
+            .exists()
+        ):
             raise Http404(_("No such application."))
-        with transaction.atomic():
-            for token in access_tokens:
-                revoke_access_token(token)
-            for refresh in get_refresh_token_model().objects.filter(
-                user=user, application=application, revoked__isnull=True
-            ):
-                refresh.revoke()
-            get_grant_model().objects.filter(user=user, application=application).delete()
+        revoke_application_tokens(application, user=request.user.pk)
         name = application.name or application.client_id
         messages.success(request, _("%(name)s can no longer use your account.") % {"name": name})
         return redirect("mcp_account:apps")
