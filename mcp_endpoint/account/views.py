@@ -26,8 +26,8 @@ from mcp_endpoint.account.forms import PersonalKeyForm, grantable_scopes
 from mcp_endpoint.clients import ClientGuide, client_guides, guide_for
 from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
-from mcp_endpoint.oauth.admin import revoke_application_tokens
 from mcp_endpoint.oauth.metadata import resource_url
+from mcp_endpoint.oauth.revocation import revoke_application_tokens
 
 
 class AccountView(LoginRequiredMixin, View):

@@ -17,20 +17,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from oauth2_provider import admin as toolkit_admin
-from oauth2_provider.models import (
-    AbstractApplication,
-    get_access_token_model,
-    get_grant_model,
-    get_refresh_token_model,
-    revoke_access_token,
-)
+from oauth2_provider.models import AbstractApplication
 from oauth2_provider.settings import oauth2_settings
+
+from mcp_endpoint.oauth.revocation import revoke_application_tokens
 
 # The toolkit's grant type names in its metadata setting, for the values on an application.
 SUPPORTED_NAMES = {
@@ -64,23 +59,6 @@ def allowed_algorithms() -> set[str]:
         if oauth2_settings.OIDC_RSA_PRIVATE_KEY:
             allowed.add(AbstractApplication.RS256_ALGORITHM)
     return allowed
-
-
-def revoke_application_tokens(application: Any, user: Any = None) -> int:
-    """Revoke every access and refresh token and pending code of ``application`` (of one
-    ``user`` only, when given); the number of access tokens revoked."""
-    mine = (
-        {"application": application} if user is None else {"application": application, "user": user}
-    )
-    revoked = 0
-    with transaction.atomic():
-        for token in get_access_token_model().objects.filter(**mine):
-            revoke_access_token(token)
-            revoked += 1
-        for refresh in get_refresh_token_model().objects.filter(**mine, revoked__isnull=True):
-            refresh.revoke()
-        get_grant_model().objects.filter(**mine).delete()
-    return revoked
 
 
 class ApplicationAdmin(toolkit_admin.ApplicationAdmin):
