@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 from oauth2_provider.scopes import SettingsScopes
@@ -154,6 +157,26 @@ def test_the_raw_key_rests_nowhere_on_the_server(signed_in: Client) -> None:
     raw = signed_in.get(response.headers["Location"]).content.decode()
     raw_key = RAW_KEY.findall(raw)[0]
     assert raw_key not in database_dump()
+
+
+def test_no_log_line_carries_the_raw_key(
+    signed_in: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A template variable that fails to resolve is logged with the whole context, which
+    # holds the raw key on its one page.
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="django")
+    with CaptureQueriesContext(connection) as queries:
+        response = create(signed_in)
+        body = signed_in.get(response.headers["Location"]).content.decode()
+        raw = RAW_KEY.findall(body)[0]
+        signed_in.get(response.headers["Location"])
+    assert {r.name for r in caplog.records} >= {"django.db.backends"}
+    secret = raw.rsplit("_", 1)[1]
+    for record in caplog.records:
+        texts = [record.getMessage(), repr(record.args), record.exc_text or ""]
+        assert not any(secret in text for text in texts), record
+    assert not any(secret in query["sql"] for query in queries.captured_queries)
 
 
 def test_the_default_expiry_is_a_setting(signed_in: Client, settings: Any) -> None:
