@@ -110,6 +110,15 @@ def test_the_measurements_catch_what_they_are_for(page: Any) -> None:
     assert not sideways(page)
 
 
+def test_static_files_are_served_under_gunicorn(server: LiveServer) -> None:
+    # DEBUG is off, as in production: WhiteNoise serves what collectstatic gathered.
+    for path in ["/static/admin/css/base.css", "/static/mcp_endpoint/account.css"]:
+        response = httpx2.get(server.url(path))
+        assert response.status_code == 200, path
+        assert response.headers["Content-Type"].startswith("text/css")
+    assert httpx2.get(server.url("/static/mcp_endpoint/nothing.css")).status_code == 404
+
+
 # -- sign in, connect ---------------------------------------------------------------------------
 
 
