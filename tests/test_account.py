@@ -363,6 +363,7 @@ def test_revoking_an_app_revokes_its_tokens(
     assert mcp_client(token).post(PING).status_code == 200
     app = connected["app"]
     assert signed_in.get(f"/account/ai/apps/{app.pk}/revoke/").status_code == 405
+    assert AccessToken.objects.filter(application=app).count() == 1
     response = signed_in.post(f"/account/ai/apps/{app.pk}/revoke/", follow=True)
     assert response.redirect_chain == [(APPS, 302)]
     assert "Claude can no longer use your account." in response.content.decode()

@@ -158,9 +158,7 @@ class ConnectedAppsView(AccountView):
             user=request.user.pk, application__isnull=False
         )
         rows = (
-            tokens.values("application")
-            .annotate(last_used=Max("updated"), expires=Max("expires"))
-            .order_by("-last_used")
+            tokens.values("application").annotate(last_used=Max("updated")).order_by("-last_used")
         )
         applications = get_application_model().objects.in_bulk([r["application"] for r in rows])
         scopes: dict[Any, set[str]] = {}
@@ -172,7 +170,6 @@ class ConnectedAppsView(AccountView):
                 "application": applications[row["application"]],
                 "scopes": [(s, described.get(s, s)) for s in sorted(scopes[row["application"]])],
                 "last_used": row["last_used"],
-                "expires": row["expires"],
             }
             for row in rows
             if row["application"] in applications
