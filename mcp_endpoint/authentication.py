@@ -197,7 +197,26 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
                     "This access token is not bound to a resource; ask for one with "
                     "resource=<the URL of this endpoint>."
                 )
+        if result is not None:
+            touch_access_token(result[1])
         return result
+
+
+def touch_access_token(token: Any) -> None:
+    """Record that ``token`` was used, in its ``updated`` column, at most once a minute.
+
+    The toolkit keeps no last-use time; its ``updated`` column otherwise moves only when a
+    token is written, which a use never does. The account page of connected applications
+    shows it as the application's last use.
+    """
+    now = timezone.now()
+    updated = getattr(token, "updated", None)
+    if token is None or updated is None or now - updated < LAST_USED_RESOLUTION:
+        return
+    type(token)._default_manager.filter(pk=token.pk, updated__lt=now - LAST_USED_RESOLUTION).update(
+        updated=now
+    )
+    token.updated = now
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:

@@ -106,7 +106,13 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E002",
             )
         )
-    for key in ("MAX_REQUEST_BYTES", "LIST_PAGE_SIZE", "TEXT_BUDGET_BYTES", "TTL_MS"):
+    for key in (
+        "MAX_REQUEST_BYTES",
+        "LIST_PAGE_SIZE",
+        "TEXT_BUDGET_BYTES",
+        "TTL_MS",
+        "API_KEY_DEFAULT_EXPIRY_DAYS",
+    ):
         value = values.get(key)
         if value is not None and (
             not isinstance(value, int)

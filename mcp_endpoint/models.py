@@ -22,6 +22,8 @@ from mcp_endpoint.conf import mcp_settings
 # last_used is written at most this often per key, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
+STATUS_LABELS = {"active": _("active"), "expired": _("expired"), "revoked": _("revoked")}
+
 
 def digest_of(raw_key: str) -> str:
     """The stored form of a key. Keys carry 256 random bits, so a plain SHA-256 suffices."""
@@ -200,6 +202,10 @@ class AbstractAPIKey(models.Model):
         if self.is_revoked():
             return "revoked"
         return "expired" if self.is_expired() else "active"
+
+    def get_status_display(self) -> str:
+        """The status in the user's language."""
+        return str(STATUS_LABELS[self.status])
 
     def is_usable(self) -> bool:
         return not self.is_revoked() and not self.is_expired()
