@@ -89,8 +89,11 @@ def test_the_sdist_carries_the_licence_and_docs_but_no_tests(dist: Path) -> None
 
 
 BARE_SETTINGS = """
+from mcp_endpoint.oauth import provider_settings
+
 INSTALLED_APPS += ["rest_framework", "oauth2_provider", "drf_spectacular", "mcp_endpoint"]
 REST_FRAMEWORK = {"DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema"}
+OAUTH2_PROVIDER = provider_settings()
 """
 
 
