@@ -38,8 +38,9 @@ def split_key(raw_key: str) -> str | None:
     return head
 
 
-# The key's columns a credential reads; the user's row is read whole (views use any field).
-KEY_COLUMNS = ("id", "user", "prefix", "digest", "scope", "expires", "revoked", "last_used")
+# The key's columns a credential and the call log read; the user's row is read whole (views
+# use any field).
+KEY_COLUMNS = ("id", "user", "prefix", "name", "digest", "scope", "expires", "revoked", "last_used")
 
 
 class _CompiledLookup:

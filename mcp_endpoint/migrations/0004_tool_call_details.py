@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("mcp_endpoint", "0002_tool_call"),
+        ("mcp_endpoint", "0003_redeemed_authorization_code"),
     ]
 
     operations = [
