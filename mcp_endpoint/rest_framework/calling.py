@@ -18,6 +18,7 @@ What the view needs to know of the call travels as an init argument of the view
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -28,9 +29,11 @@ from urllib.parse import quote, urlencode
 
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import Resolver404, resolve
 from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
@@ -146,6 +149,10 @@ def call_view(
     else:
         body = None
     request = inner_request(http_request, method, path, query, body, spec.media_type)
+    # What URL resolution gives a REST request: NamespaceVersioning reads the namespace from
+    # it, and reverse() inside the view then stays in the route's namespace.
+    with contextlib.suppress(Resolver404):
+        request.resolver_match = resolve(path)
     actions = getattr(route.callback, "actions", None)
     initkwargs = {**route.callback.initkwargs, "caller": caller}
     view: Callable[..., HttpResponseBase] = (
@@ -210,7 +217,10 @@ def inner_request(
     if "django.contrib.messages" in django_settings.INSTALLED_APPS:
         from django.contrib.messages.storage import default_storage
 
-        inner._messages = default_storage(inner)  # type: ignore[attr-defined]
+        # A storage that needs the session, on a request that has none (a host without
+        # SessionMiddleware), is left out: the REST request would have no messages either.
+        with contextlib.suppress(ImproperlyConfigured):
+            inner._messages = default_storage(inner)  # type: ignore[attr-defined]
     return inner
 
 

@@ -80,8 +80,13 @@ class ViewSetRegistration:
         self.singular, self.plural = nouns(viewset, self.basename, singular, plural)
         self.view_class = tool_view_class(viewset)
         self.tools: list[ViewSetTool] = []
+        # What is wrong with the registration itself (E020), and with what the last build
+        # found in the URL conf (E021, E022, W032).
+        self.registration_problems: list[CheckMessage] = []
         self.problems: list[CheckMessage] = []
-        self.built = False
+        # The URL conf the specs were built from: they are built again for another one
+        # (a test that swaps ROOT_URLCONF), and once per process otherwise.
+        self.built_for: str | None = None
         actions = self.find_actions()
         for action, detail in actions:
             if self.include is not None and action not in self.include:
@@ -93,7 +98,7 @@ class ViewSetRegistration:
             self.tools.append(ViewSetTool(self, action, detail, name, options))
         known = {action for action, _ in actions}
         for action in sorted(((self.include or set()) | self.exclude | set(self.options)) - known):
-            self.problems.append(
+            self.registration_problems.append(
                 Error(
                     f"{viewset.__name__} has no action {action!r} to make a tool of.",
                     hint=f"Its actions are: {', '.join(sorted(known))}.",
@@ -119,7 +124,7 @@ class ViewSetRegistration:
     def check(self) -> list[CheckMessage]:
         """What is wrong with this registration (E020 to E022, W020, W030), for the checks."""
         self.build()
-        messages = list(self.problems)
+        messages = [*self.registration_problems, *self.problems]
         messages.extend(self.check_authentication())
         for tool in self.tools:
             spec = tool._spec
@@ -162,13 +167,25 @@ class ViewSetRegistration:
             )
         ]
 
+    @property
+    def built(self) -> bool:
+        return self.built_for is not None
+
+    def check_routes(self) -> list[CheckMessage]:
+        """Problems of the URL conf for this registration, found before the specs are built."""
+        return []
+
     def build(self) -> None:
-        """Build every tool's spec, once per process."""
-        if self.built:
+        """Build every tool's spec, once per process (and URL conf)."""
+        urlconf = current_urlconf()
+        if self.built_for == urlconf:
             return
         with _build_lock:
-            if self.built:
+            if self.built_for == urlconf:
                 return
+            self.problems = self.check_routes()
+            for tool in self.tools:
+                tool._spec = None
             routes = self.routes()
             generator = SchemaGenerator()
             for tool in self.tools:
@@ -217,7 +234,7 @@ class ViewSetRegistration:
                             id="mcp_endpoint.E022",
                         )
                     )
-            self.built = True
+            self.built_for = urlconf
 
     def routes(self) -> dict[str, Route]:
         """The viewset's routes in the host's URL conf, or from a router of our own."""
@@ -240,10 +257,15 @@ class ViewSetRegistration:
 _url_routes: dict[str, list[Route]] = {}
 
 
+def current_urlconf() -> str:
+    """The name of the URL conf in use (ROOT_URLCONF, or one a middleware set)."""
+    urlconf = get_urlconf() or django_settings.ROOT_URLCONF
+    return urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", repr(urlconf))
+
+
 def url_conf_routes() -> list[Route]:
     """Every DRF route of the URL conf in use (ROOT_URLCONF, or the request's)."""
-    urlconf = get_urlconf() or django_settings.ROOT_URLCONF
-    key = urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", repr(urlconf))
+    key = current_urlconf()
     if key not in _url_routes:
         _url_routes[key] = [
             Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()
@@ -271,18 +293,18 @@ class APIViewRegistration(ViewSetRegistration):
     def matches(self, route: Route) -> bool:
         return super().matches(route) and route.callback in named_callbacks(self.url_name)
 
-    def build(self) -> None:
-        if not self.built and not named_callbacks(self.url_name):
-            self.problems.append(
-                Error(
-                    f"{self.viewset.__name__} is registered under the URL name "
-                    f"{self.url_name!r}, which the URL conf does not have.",
-                    hint="Pass the name of the path() that routes the view.",
-                    obj=self.endpoint,
-                    id="mcp_endpoint.E021",
-                )
+    def check_routes(self) -> list[CheckMessage]:
+        if named_callbacks(self.url_name):
+            return []
+        return [
+            Error(
+                f"{self.viewset.__name__} is registered under the URL name "
+                f"{self.url_name!r}, which the URL conf does not have.",
+                hint="Pass the name of the path() that routes the view.",
+                obj=self.endpoint,
+                id="mcp_endpoint.E021",
             )
-        super().build()
+        ]
 
 
 # The tool verbs of an APIView's handlers.

@@ -22,6 +22,7 @@ from django.utils.encoding import force_str
 from django.utils.functional import Promise
 from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
 from oauth2_provider.contrib.rest_framework import TokenHasScope
 from rest_framework import permissions as drf_permissions
@@ -134,7 +135,7 @@ def build_spec(
     view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
     with GENERATOR_STATS.silence():
         GENERATOR_STATS.reset()
-        operation = view.schema.get_operation(
+        operation = spectacular_schema(view).get_operation(
             path, route.path_regex, "^/", method, generator.registry
         )
         components = generator.registry.build({}).get("schemas", {})
@@ -173,6 +174,13 @@ def build_spec(
                 # nested route's user_pk); the route's converter or regex says it.
                 schema = {k: v for k, v in schema.items() if k not in ("format", "pattern")}
                 schema["type"] = "integer"
+            versioning = getattr(view, "versioning_class", None)
+            if path_arguments[pname] == getattr(versioning, "version_param", None) and getattr(
+                versioning, "allowed_versions", None
+            ):
+                # A URL path version: the versions the view allows, the default first.
+                allowed = [str(v) for v in versioning.allowed_versions]  # type: ignore[union-attr]
+                schema = {"type": "string", "enum": allowed}
             required.append(pname)
         elif parameter.get("in") == "query":
             query_arguments.add(pname)
@@ -248,6 +256,20 @@ def build_spec(
         page_arguments=page_arguments(view),
         warnings=tuple(warnings),
     )
+
+
+def spectacular_schema(view: Any) -> AutoSchema:
+    """drf-spectacular's inspector for the view, whatever the host's DEFAULT_SCHEMA_CLASS.
+
+    A host that generates its OpenAPI document with DRF's own generator (or another) still
+    gets tool schemas from drf-spectacular; only the REST API's schema view uses theirs.
+    """
+    inspector = view.schema
+    if isinstance(inspector, AutoSchema):
+        return inspector
+    inspector = AutoSchema()
+    inspector.view = view
+    return inspector
 
 
 def align_path(route_path: str, schema_path: str) -> tuple[dict[str, str], dict[str, str]]:
