@@ -75,7 +75,7 @@ class Registration(Protocol):
     """Something registered in bulk (a viewset and its tools) that can say what is wrong
     with it, as a ``ModelAdmin`` does for ``AdminSite.check()``."""
 
-    def check(self) -> list[CheckMessage]: ...
+    def check(self, *, database: bool = False) -> list[CheckMessage]: ...
 
 
 class Endpoint:
@@ -154,11 +154,12 @@ class Endpoint:
             self, view, url_name=url_name, **options
         )
 
-    def check(self) -> list[CheckMessage]:
-        """The problems of every bulk registration, for the system checks."""
+    def check(self, *, database: bool = False) -> list[CheckMessage]:
+        """The problems of every bulk registration, for the system checks; with
+        ``database``, those only a build that reads the database can find."""
         messages: list[CheckMessage] = []
         for registration in self.registrations:
-            messages.extend(registration.check())
+            messages.extend(registration.check(database=database))
         return messages
 
     def resource(
@@ -313,8 +314,13 @@ class Endpoint:
         return [
             tool.describe()
             for tool in self.tools
-            if show_all
-            or (self.visible(tool.required_scopes, context) and tool.accepts(context.credential))
+            if tool.unavailable() is None
+            and (
+                show_all
+                or (
+                    self.visible(tool.required_scopes, context) and tool.accepts(context.credential)
+                )
+            )
         ]
 
     def call_tool(
@@ -373,6 +379,12 @@ class Endpoint:
         :class:`ToolError` is logged with its traceback and answered with a generic error.
         """
         credential: Credential | None = context.credential
+        reason = tool.unavailable()
+        if reason is not None:
+            # Before the scopes and the arguments: both come from the schema it lacks.
+            return ToolError(
+                f"The tool {tool.name} is not available: {reason}", code="unavailable"
+            ).to_result()
         # A tool that cannot take this kind of credential at all says so itself, which
         # says more than a missing scope would.
         if (

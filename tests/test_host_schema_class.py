@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client, RequestFactory, override_settings
 
-from mcp_endpoint.authentication import authenticate
+from mcp_endpoint.authentication import authenticate, drf_request
 from mcp_endpoint.endpoint import Endpoint, endpoints
 from mcp_endpoint.protocol.server import RequestContext
 from tests.hosts.parity import api_key, call_rest
@@ -46,7 +46,9 @@ def test_schemas_come_from_drf_spectacular(drf_schema_class: None, client: Clien
         Snippet.objects.create(title="hello", code="print(1)", owner=owner)
         key = api_key(owner, "read").bearer
         request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {key}")
-        credential = authenticate(request, endpoint.settings.AUTHENTICATION_CLASSES)
+        credential = authenticate(
+            drf_request(request, endpoint.settings.AUTHENTICATION_CLASSES)
+        )
         context = RequestContext(credential=credential, transport=request)
         with override_settings(ALLOWED_HOSTS=["testserver"]):
             result = endpoint.call_tool("list_snippets", {}, context)

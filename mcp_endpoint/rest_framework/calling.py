@@ -38,6 +38,8 @@ from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -141,14 +143,23 @@ def call_view(
         r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
     )
     query = {k: v for k, v in arguments.items() if k in spec.query_arguments and v is not None}
+    # The grouped lookups are query parameters like the others (their names were checked
+    # against the filterset's when the arguments were validated).
+    lookups = arguments.get(LOOKUPS_ARGUMENT) if spec.lookup_arguments else None
+    if isinstance(lookups, Mapping):
+        query.update({k: v for k, v in lookups.items() if k in spec.lookup_arguments})
     body: Any
-    if spec.body_nested:
+    if spec.body_list:
+        body = arguments.get(ITEMS_ARGUMENT)
+    elif spec.body_nested:
         body = arguments.get("body")
     elif spec.body_arguments or method in WRITE_METHODS:
         body = {k: v for k, v in arguments.items() if k in spec.body_arguments}
     else:
         body = None
-    request = inner_request(http_request, method, path, query, body, spec.media_type)
+    # A text-only action (an HTML page) is asked for its text; every other for JSON.
+    accept = spec.accept if spec.media_type == JSON else spec.media_type
+    request = inner_request(http_request, method, path, query, body, accept=accept)
     # What URL resolution gives a REST request: NamespaceVersioning reads the namespace from
     # it, and reverse() inside the view then stays in the route's namespace.
     with contextlib.suppress(Resolver404):
@@ -177,9 +188,14 @@ def inner_request(
     path: str,
     query: Mapping[str, Any],
     body: Any,
+    *,
     accept: str = "application/json",
 ) -> HttpRequest:
-    """A Django request for the view, made from the MCP request (host, scheme, client, auth)."""
+    """A Django request for the view, made from the MCP request (host, scheme, client, auth).
+
+    ``accept`` is its ``Accept`` header: JSON, with the API version the view was described
+    for when the view reads its version there (``AcceptHeaderVersioning``).
+    """
     payload = b"" if body is None else json.dumps(body).encode("utf-8")
     environ = {
         k: v

@@ -8,6 +8,7 @@ loaded yet when ``mcp.py`` modules register), and reports what it could not buil
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings as django_settings
 from django.core.checks import CheckMessage, Error, Warning
 from django.core.exceptions import ImproperlyConfigured
+from django.db import DatabaseError
 from django.urls import URLResolver, get_resolver, get_urlconf
 from drf_spectacular.generators import EndpointEnumerator, SchemaGenerator
 from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
 from rest_framework.viewsets import ViewSetMixin
 
+from mcp_endpoint.database import DatabaseNeeded, database_blocked
 from mcp_endpoint.rest_framework.calling import tool_view_class
 from mcp_endpoint.rest_framework.credentials import accepted_kinds, related
 from mcp_endpoint.rest_framework.naming import (
@@ -30,15 +33,22 @@ from mcp_endpoint.rest_framework.naming import (
     nouns,
     viewset_actions,
 )
-from mcp_endpoint.rest_framework.spec import ActionOptions, NotJSON, Route, build_spec
+from mcp_endpoint.rest_framework.spec import (
+    ActionOptions,
+    ActionSpec,
+    NotJSON,
+    Route,
+    SchemaOptions,
+    build_spec,
+)
 from mcp_endpoint.rest_framework.tool import ViewSetTool
-from mcp_endpoint.schema import SchemaError
 
 if TYPE_CHECKING:
     from rest_framework.routers import BaseRouter
 
     from mcp_endpoint.endpoint import Endpoint
 
+logger = logging.getLogger("mcp_endpoint.rest_framework")
 _build_lock = threading.RLock()
 
 
@@ -60,8 +70,10 @@ class ViewSetRegistration:
         annotations: Mapping[str, Mapping[str, Any]] | None = None,
         singular: str | None = None,
         plural: str | None = None,
+        version: str | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.version = version
         self.viewset = viewset
         self.basename = basename or default_basename(viewset)
         self.prefix = prefix or self.basename
@@ -80,13 +92,12 @@ class ViewSetRegistration:
         self.singular, self.plural = nouns(viewset, self.basename, singular, plural)
         self.view_class = tool_view_class(viewset)
         self.tools: list[ViewSetTool] = []
-        # What is wrong with the registration itself (E020), and with what the last build
-        # found in the URL conf (E021, E022, W032).
-        self.registration_problems: list[CheckMessage] = []
+        # Found when registering (E020), and when building (E021, W022).
         self.problems: list[CheckMessage] = []
-        # The URL conf the specs were built from: they are built again for another one
-        # (a test that swaps ROOT_URLCONF), and once per process otherwise.
-        self.built_for: str | None = None
+        self.build_problems: list[CheckMessage] = []
+        self.built = False
+        # The last build without the database stopped because host code needed it.
+        self.deferred = False
         actions = self.find_actions()
         for action, detail in actions:
             if self.include is not None and action not in self.include:
@@ -98,7 +109,7 @@ class ViewSetRegistration:
             self.tools.append(ViewSetTool(self, action, detail, name, options))
         known = {action for action, _ in actions}
         for action in sorted(((self.include or set()) | self.exclude | set(self.options)) - known):
-            self.registration_problems.append(
+            self.problems.append(
                 Error(
                     f"{viewset.__name__} has no action {action!r} to make a tool of.",
                     hint=f"Its actions are: {', '.join(sorted(known))}.",
@@ -121,23 +132,9 @@ class ViewSetRegistration:
         """Whether a route of the URL conf is one of this registration's."""
         return getattr(route.callback, "cls", None) is self.viewset
 
-    def check(self) -> list[CheckMessage]:
-        """What is wrong with this registration (E020 to E022, W020, W030), for the checks."""
-        self.build()
-        messages = [*self.registration_problems, *self.problems]
-        messages.extend(self.check_authentication())
-        for tool in self.tools:
-            spec = tool._spec
-            for warning in spec.warnings if spec is not None else ():
-                messages.append(
-                    Warning(
-                        f"The schema of tool {tool.name!r} may be a guess: {warning}",
-                        hint="Describe the action with drf-spectacular's @extend_schema.",
-                        obj=self.endpoint,
-                        id="mcp_endpoint.W020",
-                    )
-                )
-        return messages
+    def check_routes(self) -> list[CheckMessage]:
+        """Problems of the URL conf for this registration, found before the specs are built."""
+        return []
 
     def check_authentication(self) -> list[CheckMessage]:
         """W030: the viewset takes none of the credentials the endpoint authenticates."""
@@ -150,9 +147,7 @@ class ViewSetRegistration:
             )
         )
         endpoint_classes = list(self.endpoint.settings.AUTHENTICATION_CLASSES)
-        if not any(tool._spec is not None for tool in self.tools) or any(
-            related(cls, other) for cls in classes for other in endpoint_classes
-        ):
+        if not classes or any(related(cls, other) for cls in classes for other in endpoint_classes):
             return []
         return [
             Warning(
@@ -167,74 +162,172 @@ class ViewSetRegistration:
             )
         ]
 
-    @property
-    def built(self) -> bool:
-        return self.built_for is not None
+    def check(self, *, database: bool = False) -> list[CheckMessage]:
+        """What is wrong with this registration, for the system checks.
 
-    def check_routes(self) -> list[CheckMessage]:
-        """Problems of the URL conf for this registration, found before the specs are built."""
-        return []
+        Without ``database`` (every check run): the problems found when registering, and,
+        when the specs build without the database, those found building them. With it (the
+        ``database``-tagged check, once the database is migrated): the build problems of a
+        registration that needed the database to build, which the first kind left out.
+        """
+        if database:
+            if not self.built and not self.deferred:
+                self.build(database=False)
+            if self.built:
+                return []  # built without the database: the other check reports it
+            try:
+                self.build()
+            except DatabaseError as exc:
+                return [
+                    Warning(
+                        f"The tools of {self.viewset.__name__} could not be built: {exc}",
+                        hint="They are built on first use; run the check again once the "
+                        "database is ready.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W022",
+                    )
+                ]
+            return self.build_messages()
+        self.build(database=False)
+        return list(self.problems) + (self.build_messages() if self.built else [])
 
-    def build(self) -> None:
-        """Build every tool's spec, once per process (and URL conf)."""
-        urlconf = current_urlconf()
-        if self.built_for == urlconf:
+    def build_messages(self) -> list[CheckMessage]:
+        """E021, W022, W032 (from the build), W020 and W050 (from the specs), and W030."""
+        messages = list(self.build_problems)
+        messages.extend(self.check_authentication())
+        for tool in self.tools:
+            spec = tool._spec
+            if spec is None:
+                continue
+            for warning in spec.warnings:
+                messages.append(
+                    Warning(
+                        f"The schema of tool {tool.name!r} may be a guess: {warning}",
+                        hint="Describe the action with drf-spectacular's @extend_schema.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W020",
+                    )
+                )
+            if spec.body_without_fields:
+                messages.append(
+                    Warning(
+                        f"Tool {tool.name!r} takes a request body, but its schema gives it no "
+                        "fields, so a model can send nothing.",
+                        hint="Describe the body with @extend_schema(request=...): an object "
+                        "serializer, or one object or a list of them (ARRAY_BODIES chooses "
+                        "the list).",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W050",
+                    )
+                )
+        return messages
+
+    def schema_options(self) -> SchemaOptions:
+        settings = self.endpoint.settings
+        return SchemaOptions(
+            version=self.version or settings.API_VERSION,
+            filter_lookups=settings.FILTER_LOOKUPS,
+            array_bodies=settings.ARRAY_BODIES,
+            large_choice_list=settings.LARGE_CHOICE_LIST,
+        )
+
+    def build(self, *, database: bool = True) -> None:
+        """Build every tool's spec, once per process.
+
+        Without ``database`` (the system checks), every database is out of reach: when host
+        code needs one (a serializer that reads rows while its fields are built), nothing
+        is kept, and the specs are built on first use instead. A :class:`DatabaseError`
+        (tables not migrated yet, an outage) is raised and nothing is kept either, so the
+        next use tries again.
+        """
+        if self.built:
             return
         with _build_lock:
-            if self.built_for == urlconf:
+            if self.built:
                 return
-            self.problems = self.check_routes()
+            if database:
+                specs, problems = self.build_specs(log=True)
+            else:
+                with database_blocked() as block:
+                    try:
+                        specs, problems = self.build_specs(log=False)
+                    except DatabaseNeeded:
+                        specs, problems = {}, []
+                # Host code may have caught the refusal and built something else instead.
+                if block.touched:
+                    self.deferred = True
+                    return
             for tool in self.tools:
-                tool._spec = None
-            routes = self.routes()
-            generator = SchemaGenerator()
-            for tool in self.tools:
-                route = routes.get(tool.action)
-                if route is None:
-                    self.problems.append(
-                        Error(
-                            f"{self.viewset.__name__}.{tool.action} has no route, so it has no "
-                            "schema.",
-                            hint="Route the action (a @action decorator or a router) or "
-                            "exclude it.",
-                            obj=self.endpoint,
-                            id="mcp_endpoint.E021",
-                        )
+                tool._spec = specs.get(tool.name)
+            self.build_problems = problems
+            self.built = True
+
+    def build_specs(self, *, log: bool) -> tuple[dict[str, ActionSpec], list[CheckMessage]]:
+        """The specs of the tools that build, and the problems of those that do not."""
+        specs: dict[str, ActionSpec] = {}
+        problems: list[CheckMessage] = self.check_routes()
+        routes = self.routes()
+        generator = SchemaGenerator()
+        options = self.schema_options()
+        for tool in self.tools:
+            route = routes.get(tool.action)
+            if route is None:
+                tool._problem = "its action has no route"
+                problems.append(
+                    Error(
+                        f"{self.viewset.__name__}.{tool.action} has no route, so it has no schema.",
+                        hint="Route the action (a @action decorator or a router) or exclude it.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.E021",
                     )
-                    continue
-                try:
-                    tool._spec = build_spec(
-                        viewset=self.viewset,
-                        name=tool.name,
-                        action=tool.action,
-                        detail=tool.detail,
-                        options=tool.options,
-                        singular=self.singular,
-                        plural=self.plural,
-                        route=route,
-                        generator=generator,
-                        scopes_by_method=self.endpoint.settings.SCOPES_BY_METHOD,
+                )
+                continue
+            try:
+                specs[tool.name] = build_spec(
+                    viewset=self.viewset,
+                    name=tool.name,
+                    action=tool.action,
+                    detail=tool.detail,
+                    options=tool.options,
+                    singular=self.singular,
+                    plural=self.plural,
+                    route=route,
+                    generator=generator,
+                    schema_options=options,
+                    scopes_by_method=self.endpoint.settings.SCOPES_BY_METHOD,
+                )
+            except (DatabaseNeeded, DatabaseError):
+                raise
+            except NotJSON as exc:
+                tool._problem = f"it renders neither JSON nor text ({exc})"
+                problems.append(
+                    Warning(
+                        f"{self.viewset.__name__}.{tool.action} is left out: {exc}.",
+                        hint="Give the action a JSON renderer, or exclude it.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W032",
                     )
-                except NotJSON as exc:
-                    self.problems.append(
-                        Warning(
-                            f"{self.viewset.__name__}.{tool.action} is left out: {exc}.",
-                            hint="Give the action a JSON renderer, or exclude it.",
-                            obj=self.endpoint,
-                            id="mcp_endpoint.W032",
-                        )
+                )
+            except Exception as exc:
+                # The host's serializers, filtersets and querysets run here, and may raise
+                # anything: that tool is left out of tools/list, and its calls say why.
+                reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+                tool._problem = f"its schema could not be built ({reason})"
+                if log:
+                    logger.warning(
+                        "no schema for %s.%s", self.viewset.__name__, tool.action, exc_info=True
                     )
-                except (SchemaError, AssertionError, AttributeError, TypeError) as exc:
-                    self.problems.append(
-                        Error(
-                            f"No schema for {self.viewset.__name__}.{tool.action}: {exc}",
-                            hint="Give the viewset a serializer_class, or describe the action "
-                            "with drf-spectacular's @extend_schema.",
-                            obj=self.endpoint,
-                            id="mcp_endpoint.E022",
-                        )
+                problems.append(
+                    Warning(
+                        f"No schema for {self.viewset.__name__}.{tool.action}, so its tool "
+                        f"{tool.name!r} is not listed: {reason}",
+                        hint="Give the viewset a serializer_class, or describe the action "
+                        "with drf-spectacular's @extend_schema.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W022",
                     )
-            self.built_for = urlconf
+                )
+        return specs, problems
 
     def routes(self) -> dict[str, Route]:
         """The viewset's routes in the host's URL conf, or from a router of our own."""
@@ -264,7 +357,7 @@ def current_urlconf() -> str:
 
 
 def url_conf_routes() -> list[Route]:
-    """Every DRF route of the URL conf in use (ROOT_URLCONF, or the request's)."""
+    """Every DRF route of the URL conf in use, read once per process."""
     key = current_urlconf()
     if key not in _url_routes:
         _url_routes[key] = [
@@ -325,12 +418,11 @@ def named_callbacks(url_name: str) -> list[Any]:
     def walk(patterns: Iterable[Any], path: tuple[str, ...]) -> None:
         for pattern in patterns:
             if isinstance(pattern, URLResolver):
-                walk(
-                    pattern.url_patterns, (*path, pattern.namespace) if pattern.namespace else path
-                )
+                inner = (*path, pattern.namespace) if pattern.namespace else path
+                walk(pattern.url_patterns, inner)
             elif (
                 pattern.name == name
-                and list(path[-len(namespaces) :] if namespaces else []) == namespaces
+                and (list(path[-len(namespaces) :]) if namespaces else []) == namespaces
             ):
                 found.append(pattern.callback)
 
@@ -361,7 +453,8 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
 
     Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names), ``names``,
     ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by action),
-    ``singular`` / ``plural`` (the nouns in the tool names).
+    ``singular`` / ``plural`` (the nouns in the tool names), ``version`` (the API version
+    its views are described and called with, over the endpoint's ``API_VERSION``).
     """
     if not (isinstance(viewset, type) and issubclass(viewset, ViewSetMixin)):
         name = getattr(viewset, "__name__", repr(viewset))

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 from django.http import HttpResponseBase
 
 from mcp_endpoint.protocol.content import Text, ToolResult
-from mcp_endpoint.rest_framework.spec import JSON
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -105,9 +105,11 @@ def error_from(
     authenticate the caller, when it could not."""
     detail = _detail(data)
     if status == 400:
-        return ToolError(
-            "The arguments were refused", code="invalid_arguments", fields=field_errors(data)
-        )
+        fields = field_errors(data)
+        if spec.body_list and not (isinstance(data, dict) and "non_field_errors" in data):
+            # The body was the "items" argument: its messages are that argument's, by item.
+            fields = {ITEMS_ARGUMENT: _field_messages(data)}
+        return ToolError("The arguments were refused", code="invalid_arguments", fields=fields)
     if status == 404:
         return ToolError(
             detail or f"No such {spec.singular}, or it is not visible to you.", code="not_found"

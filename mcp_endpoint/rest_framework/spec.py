@@ -18,17 +18,21 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
+from django.urls import get_resolver
 from django.utils.encoding import force_str
 from django.utils.functional import Promise
 from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
 from drf_spectacular.settings import spectacular_settings
 from oauth2_provider.contrib.rest_framework import TokenHasScope
 from rest_framework import permissions as drf_permissions
+from rest_framework.versioning import AcceptHeaderVersioning
 
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
-from mcp_endpoint.schema import SchemaError, portable
+from mcp_endpoint.schema import SchemaError, compact_choices, portable
 from mcp_endpoint.scopes import declares_scopes, default_scopes
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -36,6 +40,10 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELET
 # drf-spectacular's errors for a view whose serializer it could not get (it skips the view).
 NO_SERIALIZER = re.compile(r"unable to guess serializer|exception raised while getting serializer")
 PAGE_ARGUMENTS = frozenset({"page", "page_size", "limit", "offset", "cursor"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# The argument that holds the list, when a one-or-many body is offered in its list form.
+ITEMS_ARGUMENT = "items"
+JSON = "application/json"
 
 
 JSON = "application/json"
@@ -77,6 +85,20 @@ class ActionOptions:
 
 
 @dataclass(frozen=True)
+class SchemaOptions:
+    """What an endpoint (or one registration) chooses about the schemas of its tools."""
+
+    # The API version to describe and call; None for each view's default version.
+    version: str | None = None
+    # "exact", "grouped" or "all": see mcp_endpoint.rest_framework.filters.
+    filter_lookups: str = "grouped"
+    # A one-or-many body in its list form (one "items" argument), not the object's fields.
+    array_bodies: bool = False
+    # Choice lists longer than this are made compact (mcp_endpoint.schema.compact_choices).
+    large_choice_list: int = 50
+
+
+@dataclass(frozen=True)
 class ActionSpec:
     """Everything about one action's tool that does not change between calls."""
 
@@ -109,6 +131,14 @@ class ActionSpec:
     # The paginator's query parameters that move to another page (page, offset, cursor).
     page_arguments: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # The Accept header of a call: the API version the view was described for.
+    accept: str = JSON
+    # Filters offered inside the "lookups" argument rather than as arguments of their own.
+    lookup_arguments: frozenset[str] = frozenset()
+    # The body is a list, held by the "items" argument.
+    body_list: bool = False
+    # The action takes a body whose schema yielded no fields (nothing to send).
+    body_without_fields: bool = False
 
     @property
     def method(self) -> str:
@@ -127,12 +157,15 @@ def build_spec(
     route: Route,
     generator: SchemaGenerator,
     scopes_by_method: Mapping[str, Any] | None = None,
+    schema_options: SchemaOptions | None = None,
 ) -> ActionSpec:
     """The spec of one routed action; raises :class:`SchemaError` when there is no schema."""
+    choices = schema_options or SchemaOptions()
     method = route.method
     view = generator.create_view(route.callback, method)
     path = generator.coerce_path(route.path, method, view)
     view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
+    path, accept = apply_version(view, method, path, choices.version)
     with GENERATOR_STATS.silence():
         GENERATOR_STATS.reset()
         operation = spectacular_schema(view).get_operation(
@@ -188,18 +221,43 @@ def build_spec(
             continue
         properties[pname] = schema
     refine_query_schemas(view, properties)
+    filters = (
+        filter_arguments(view, {n: properties[n] for n in query_arguments}, choices.filter_lookups)
+        if method == "GET" and not route.detail
+        else NO_FILTERS
+    )
+    for hidden in filters.hidden:
+        properties.pop(hidden, None)
+        query_arguments.discard(hidden)
+    if filters.grouped is not None:
+        properties[LOOKUPS_ARGUMENT] = filters.grouped
     body = json_content(operation.get("requestBody", {}))
+    body_list = False
+    body_without_fields = False
     if body is not None:
-        body_schema = portable(body, components)
+        one, many = body_branches(portable(body, components))
+        body_schema = one or {}
+        if choices.array_bodies and many is not None:
+            # The list form, as one argument: {"items": [{...}, {...}]}.
+            body_list = True
+            body_schema = {
+                "type": "object",
+                "properties": {ITEMS_ARGUMENT: many},
+                "required": [ITEMS_ARGUMENT],
+            }
         body_properties = {
             k: v for k, v in body_schema.get("properties", {}).items() if not v.get("readOnly")
         }
+        body_without_fields = method in WRITE_METHODS and not body_properties
         body_required = (
             []
             if method == "PATCH"
             else [r for r in body_schema.get("required", []) if r in body_properties]
         )
-        if set(body_properties) & set(properties):
+        if body_list:
+            properties.update(body_properties)
+            required.extend(body_required)
+        elif set(body_properties) & set(properties):
             body_nested = True
             properties["body"] = {
                 "type": "object",
@@ -219,6 +277,8 @@ def build_spec(
         input_schema["required"] = required
     input_schema["additionalProperties"] = False
     output_schema, list_output = output_from(operation, components)
+    if output_schema is not None:
+        output_schema = compact_choices(output_schema, limit=choices.large_choice_list, output=True)
     if (
         method == "GET"
         and not route.detail
@@ -237,7 +297,9 @@ def build_spec(
         route=route,
         singular=singular,
         plural=plural,
-        input_schema=strip_flagged(input_schema, "readOnly"),
+        input_schema=compact_choices(
+            strip_flagged(input_schema, "readOnly"), limit=choices.large_choice_list, output=False
+        ),
         output_schema=output_schema,
         annotations=annotations_for(action, detail, method, options, singular, plural),
         description=description_for(
@@ -255,6 +317,10 @@ def build_spec(
         media_type=media_type,
         page_arguments=page_arguments(view),
         warnings=tuple(warnings),
+        accept=accept,
+        lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
+        body_list=body_list,
+        body_without_fields=body_without_fields,
     )
 
 
@@ -333,6 +399,46 @@ def answer_media_type(view: Any) -> str:
     raise NotJSON(
         f"the action renders {', '.join(media_types) or 'nothing'}, neither JSON nor text"
     )
+
+
+def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
+    """drf-spectacular's versioning step, for a view whose version is in the Accept header:
+    the view is described for the requested version (or its default one), and the calls
+    ask for that version. The path, and the Accept header of a call."""
+    versioning = getattr(view, "versioning_class", None)
+    if versioning is None or not issubclass(versioning, AcceptHeaderVersioning):
+        return path, JSON
+    version = requested or versioning.default_version
+    if not version:
+        return path, JSON
+    path = modify_for_versioning(get_resolver().url_patterns, method, path, view, version)
+    if not operation_matches_version(view, version):
+        allowed = ", ".join(map(str, versioning.allowed_versions or ())) or "none"
+        raise SchemaError(
+            f"the view does not serve API version {version!r} (its versions: {allowed})"
+        )
+    return path, f"{JSON}; {versioning.version_param}={version}"
+
+
+def body_branches(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The object, and the list of objects, a request body may be: a plain object body is
+    the first; a ``oneOf``/``anyOf`` body (one object, or a list of them, as a bulk-capable
+    create takes) may be both."""
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if "properties" in schema or not isinstance(branches, list):
+        return schema, None
+    one = next((b for b in branches if b.get("type") == "object" or "properties" in b), None)
+    many = next(
+        (
+            b
+            for b in branches
+            if b.get("type") == "array"
+            and isinstance(b.get("items"), dict)
+            and (b["items"].get("type") == "object" or "properties" in b["items"])
+        ),
+        None,
+    )
+    return one, many
 
 
 def refine_query_schemas(view: Any, properties: dict[str, Any]) -> None:
@@ -491,7 +597,9 @@ def first_paragraph(text: str | None) -> str:
 def json_content(section: Mapping[str, Any]) -> dict[str, Any] | None:
     content = section.get("content") or {}
     for media, value in content.items():
-        if media == "application/json" or media.endswith("+json"):
+        # "application/json; version=4.1" when the view reads its version from Accept.
+        base = media.split(";", 1)[0].strip()
+        if base == JSON or base.endswith("+json"):
             schema: dict[str, Any] | None = value.get("schema")
             return schema
     return None

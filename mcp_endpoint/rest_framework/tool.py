@@ -9,7 +9,9 @@ from jsonschema import Draft202012Validator
 from mcp_endpoint import throttling
 from mcp_endpoint.rest_framework.calling import Caller, call_view
 from mcp_endpoint.rest_framework.credentials import refusal, takes
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
 from mcp_endpoint.rest_framework.results import result_from
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
 from mcp_endpoint.tools import EMPTY_INPUT, Tool, ToolError
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ class SpecSource(Protocol):
 
     endpoint: Endpoint
     view_class: type[Any]
+    built: bool
 
     def build(self) -> None: ...
 
@@ -48,12 +51,22 @@ class ViewSetTool(Tool):
         self.name = name
         self.options = options
         self._spec: ActionSpec | None = None
+        # Why the spec could not be built, once the registration tried.
+        self._problem: str | None = None
 
     @property
     def spec(self) -> ActionSpec | None:
         """The action's spec; None when its schema could not be built (a check says why)."""
         self.registration.build()
         return self._spec
+
+    def ready(self) -> bool:
+        return self.registration.built
+
+    def unavailable(self) -> str | None:
+        if self.spec is not None:
+            return None
+        return self._problem or "its schema could not be built"
 
     @property
     def input_schema(self) -> dict[str, Any]:  # type: ignore[override]
@@ -101,8 +114,18 @@ class ViewSetTool(Tool):
             self._validator = Draft202012Validator(
                 {
                     "type": "object",
+                    # The lookups' names are checked here: the filterset would ignore an
+                    # unknown one, where a model needs to hear that it did not filter. A
+                    # list body must be a list: the view would take one object as well.
                     "properties": {
-                        name: (prop if name in spec.path_arguments else {})
+                        name: (
+                            prop
+                            if name in spec.path_arguments
+                            or (name == LOOKUPS_ARGUMENT and spec.lookup_arguments)
+                            else {"type": "array"}
+                            if name == ITEMS_ARGUMENT and spec.body_list
+                            else {}
+                        )
                         for name, prop in spec.input_schema.get("properties", {}).items()
                     },
                     "required": list(spec.path_arguments),
@@ -115,7 +138,8 @@ class ViewSetTool(Tool):
         spec = self.spec
         if spec is None:
             raise ToolError(
-                "This tool is not available: its schema could not be built", code="internal_error"
+                f"The tool {self.name} is not available: {self.unavailable()}",
+                code="unavailable",
             )
         http_request = call.http_request
         if http_request is None:

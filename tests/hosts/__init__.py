@@ -1,22 +1,56 @@
-"""Small host apps, one per shape of DRF product, each with its own URL conf and endpoint.
+"""Small host apps, one per shape of real DRF product the adapter must serve.
 
-A test selects a host with ``@pytest.mark.urls("tests.hosts.<name>.urls")``.
+Each package here is a Django app (``tests.hosts.<name>``) with its own models, REST API and
+MCP endpoint, the way a product nobody here wrote would have them. ``tests/settings.py``
+installs every package found in this folder and ``tests/urls.py`` mounts each one's
+``urls`` module, so a new host needs no registration anywhere else, and the suite-wide
+tests (the metaschema, ``check`` and ``migrate`` on an empty database) pick it up.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import pkgutil
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from mcp_endpoint.endpoint import Endpoint, endpoints
+if TYPE_CHECKING:
+    from mcp_endpoint.endpoint import Endpoint
+
+
+def host_names() -> list[str]:
+    """The host packages in this folder, by name, in a stable order."""
+    return sorted(
+        module.name for module in pkgutil.iter_modules([str(Path(__file__).parent)]) if module.ispkg
+    )
+
+
+def host_apps() -> list[str]:
+    """The dotted paths of the host apps, for ``INSTALLED_APPS``."""
+    return [f"tests.hosts.{name}" for name in host_names()]
+
+
+def host_endpoints() -> dict[str, list[Any]]:
+    """Each host's MCP endpoints (those its ``urls`` module makes), by host name."""
+    from mcp_endpoint.endpoint import Endpoint
+
+    found: dict[str, list[Any]] = {}
+    for name in host_names():
+        urls = import_module(f"tests.hosts.{name}.urls")
+        found[name] = [v for v in vars(urls).values() if isinstance(v, Endpoint)]
+    return found
 
 
 def host_endpoint(name: str, **settings: Any) -> Endpoint:
     """An endpoint for one host's URL conf, left out of the project-wide system checks.
 
-    The project's checks run against the project's URL conf, which does not mount the
-    hosts; a host's checks are its endpoint's own (``endpoint.check()``), run by its tests
-    under its URL conf.
+    Such a host mounts its endpoint at ``mcp`` in a URL conf of its own, which its tests
+    select with ``@pytest.mark.urls``; the project's checks run against the suite's URL
+    conf, where that path belongs to the product's endpoint. Its checks are its endpoint's
+    own (``endpoint.check()``), run by its tests.
     """
+    from mcp_endpoint.endpoint import Endpoint, endpoints
+
     endpoint = Endpoint(name, settings={"SERVER_NAME": name, **settings})
     endpoints.discard(endpoint)
     return endpoint
