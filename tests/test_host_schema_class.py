@@ -46,9 +46,7 @@ def test_schemas_come_from_drf_spectacular(drf_schema_class: None, client: Clien
         Snippet.objects.create(title="hello", code="print(1)", owner=owner)
         key = api_key(owner, "read").bearer
         request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {key}")
-        credential = authenticate(
-            drf_request(request, endpoint.settings.AUTHENTICATION_CLASSES)
-        )
+        credential = authenticate(drf_request(request, endpoint.settings.AUTHENTICATION_CLASSES))
         context = RequestContext(credential=credential, transport=request)
         with override_settings(ALLOWED_HOSTS=["testserver"]):
             result = endpoint.call_tool("list_snippets", {}, context)
