@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mcp_endpoint.oauth import provider_settings
+
 HERE = Path(__file__).resolve().parent
 
 SECRET_KEY = "email-user-host-" + "x" * 40
@@ -20,7 +22,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "oauth2_provider",
     "mcp_endpoint",
-    "tests.hosts.email_user",
+    "tests.projects.email_user",
 ]
 AUTH_USER_MODEL = "email_user.EmailUser"
 MIDDLEWARE = [
@@ -32,7 +34,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
-ROOT_URLCONF = "tests.hosts.email_user.urls"
+ROOT_URLCONF = "tests.projects.email_user.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -62,5 +64,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["mcp_endpoint.authentication.APIKeyAuthentication"],
 }
-OAUTH2_PROVIDER = {"SCOPES": {"read": "Read your things", "write": "Change your things"}}
+OAUTH2_PROVIDER = provider_settings(
+    existing={"SCOPES": {"read": "Read your things", "write": "Change your things"}}
+)
 MCP_ENDPOINT = {"SERVER_NAME": "email-host"}
