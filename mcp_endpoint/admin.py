@@ -271,15 +271,48 @@ class APIKeyAdmin(APIKeyAdminBase):
         )
 
 
+def call_log_is_on() -> bool:
+    """Whether any endpoint writes the call log (an endpoint may override the setting)."""
+    from mcp_endpoint.endpoint import endpoints
+
+    return mcp_settings.LOG_TOOL_CALLS or any(e.settings.LOG_TOOL_CALLS for e in endpoints)
+
+
 @admin.register(ToolCall)
 class ToolCallAdmin(ToolCallAdminBase):
-    """The log of tool calls: read-only, for seeing who called what and how it went."""
+    """The log of tool calls: read-only, for seeing who called what and how it went.
 
-    list_display = ["created", "tool", "user", "credential", "outcome", "duration_ms", "endpoint"]
+    Nobody adds or changes a row; superusers may delete rows (to honour an erasure
+    request, say). Other staff with the view permission see their own calls only.
+    """
+
+    list_display = [
+        "created",
+        "tool",
+        "user",
+        "credential",
+        "client",
+        "ip",
+        "outcome",
+        "duration_ms",
+    ]
     list_filter = ["outcome", "endpoint", "created", "tool"]
-    search_fields = ["tool", "user__username", "credential"]
+    list_select_related = ["user"]
+    # The user model's own identifying field: not every user model has a username.
+    search_fields = [
+        "tool",
+        "credential",
+        "client_name",
+        "error",
+        f"user__{get_user_model().USERNAME_FIELD}",
+    ]
     date_hierarchy = "created"
     readonly_fields = [f.name for f in ToolCall._meta.fields]
+    change_list_template = "admin/mcp_endpoint/toolcall/change_list.html"
+
+    @admin.display(description=_("client"), ordering="client_name")
+    def client(self, obj: ToolCall) -> str:
+        return f"{obj.client_name} {obj.client_version}".strip() or obj.user_agent
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -287,9 +320,22 @@ class ToolCallAdmin(ToolCallAdminBase):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolCall]:
         queryset = super().get_queryset(request).select_related("user")
         if request.user.is_superuser:
             return queryset
         pk = request.user.pk
         return queryset.filter(user__pk=pk) if pk is not None else queryset.none()
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra_context = {
+            **(extra_context or {}),
+            "call_log_is_on": call_log_is_on(),
+            "retention_days": mcp_settings.LOG_RETENTION_DAYS,
+        }
+        return super().changelist_view(request, extra_context)

@@ -310,6 +310,7 @@ SECONDS_KEYS = (
     "REQUEST_STATE_TTL",
     "CLIENT_REQUEST_TIMEOUT",
     "STREAM_KEEPALIVE_SECONDS",
+    "LOG_RETENTION_DAYS",
 )
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import django
 import django_stubs_ext
 from corsheaders.defaults import default_headers as default_cors_headers
 
@@ -111,11 +112,14 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
             "CONN_MAX_AGE": 60,
-            "OPTIONS": {
-                # Several worker processes write (the tool-call log, the demo's tasks): WAL
-                # lets readers go on while one writes, and commits need no full sync.
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
+            # Several worker processes write (the tool-call log, the demo's tasks): WAL
+            # lets readers go on while one writes, and commits need no full sync. Django
+            # 5.1 added init_command for SQLite; 4.2 runs with SQLite's defaults.
+            "OPTIONS": (
+                {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+                if django.VERSION >= (5, 1)
+                else {}
+            ),
         }
     }
 

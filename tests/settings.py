@@ -8,3 +8,8 @@ from tests.hosts import host_apps
 
 INSTALLED_APPS = [*INSTALLED_APPS, *host_apps()]
 ROOT_URLCONF = "tests.urls"
+
+# The test client serves no static files from a collectstatic folder (there is none);
+# live servers run the demo's own settings, where WhiteNoise serves what collectstatic made.
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True

@@ -16,9 +16,15 @@ from typing import Any
 
 
 def host_names() -> list[str]:
-    """The host packages in this folder, by name, in a stable order."""
+    """The host packages in this folder that share the suite's settings, by name, in a
+    stable order. A host with a ``settings`` module of its own (one that swaps the user
+    model, say) runs in a process of its own instead: installed beside the others, its
+    models would clash with theirs."""
+    here = Path(__file__).parent
     return sorted(
-        module.name for module in pkgutil.iter_modules([str(Path(__file__).parent)]) if module.ispkg
+        module.name
+        for module in pkgutil.iter_modules([str(here)])
+        if module.ispkg and not (here / module.name / "settings.py").exists()
     )
 
 
