@@ -216,6 +216,7 @@ class APIKeyAdmin(APIKeyAdminBase):
     def key_created_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The one-time page of a new key: the raw key, the MCP URL, client configurations."""
         from mcp_endpoint.oauth.metadata import resource_url
+        from mcp_endpoint.oauth.views import deny_framing
         from mcp_endpoint.sites import site as endpoint
 
         obj = self.get_object(request, unquote(object_id))
@@ -250,6 +251,7 @@ class APIKeyAdmin(APIKeyAdminBase):
         }
         request.current_app = site
         response = TemplateResponse(request, self.key_created_template, context)
+        deny_framing(response)
         return reveal.forget(response, request.path)
 
     # -- revoking -------------------------------------------------------------------------

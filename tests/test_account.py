@@ -67,6 +67,14 @@ def test_no_staff_status_is_needed(signed_in: Client, alice: Any) -> None:
         assert signed_in.get(url).status_code == 200
 
 
+def test_no_page_may_be_framed(signed_in: Client) -> None:
+    reveal_page = create(signed_in).headers["Location"]
+    for url in [CONNECT, KEYS, APPS, reveal_page]:
+        response = signed_in.get(url)
+        assert response.headers["X-Frame-Options"] == "DENY", url
+        assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"], url
+
+
 # -- connect --------------------------------------------------------------------------------
 
 

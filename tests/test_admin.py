@@ -370,6 +370,7 @@ def test_reloading_the_reveal_creates_no_second_key(admin_client: Client, alice:
     first = admin_client.get(location)
     raw = raw_key_in(first)
     assert "no-store" in first.headers["Cache-Control"]
+    assert first.headers["X-Frame-Options"] == "DENY"
     body = first.content.decode()
     # The MCP URL and the client configurations, with the key in them.
     assert 'value="http://testserver/mcp"' in body

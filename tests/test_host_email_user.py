@@ -36,7 +36,7 @@ print(json.dumps({"alice": a.prefix, "bob": b.prefix}))
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, dict[str, str]]]:
     workdir = tmp_path_factory.mktemp("email-user-host")
     env = {
-        "DJANGO_SETTINGS_MODULE": "tests.hosts.email_user.settings",
+        "DJANGO_SETTINGS_MODULE": "tests.projects.email_user.settings",
         "STATIC_ROOT": str(workdir / "static"),
         "SQLITE_PATH": str(workdir / "db.sqlite3"),
     }

@@ -13,7 +13,13 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import ValidationError
 from django.db.models import Max, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+)
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -28,6 +34,7 @@ from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
 from mcp_endpoint.oauth.metadata import resource_url
 from mcp_endpoint.oauth.revocation import revoke_application_tokens
+from mcp_endpoint.oauth.views import deny_framing
 
 
 class AccountView(LoginRequiredMixin, View):
@@ -36,6 +43,10 @@ class AccountView(LoginRequiredMixin, View):
 
     endpoint: Endpoint | None = None
     template_name = ""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # Pages with Create and Revoke buttons, one of them showing a key: never in a frame.
+        return deny_framing(super().dispatch(request, *args, **kwargs))
 
     def get_endpoint(self) -> Endpoint:
         if self.endpoint is not None:

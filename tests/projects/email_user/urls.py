@@ -9,5 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("me/ai/", include("mcp_endpoint.account.urls")),
+    path("", include("mcp_endpoint.oauth.urls")),
+    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     path("mcp", mcp_site.urls),
 ]

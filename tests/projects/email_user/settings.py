@@ -22,7 +22,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "oauth2_provider",
     "mcp_endpoint",
-    "tests.hosts.email_user",
+    "tests.projects.email_user",
 ]
 AUTH_USER_MODEL = "email_user.EmailUser"
 MIDDLEWARE = [
@@ -34,7 +34,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
-ROOT_URLCONF = "tests.hosts.email_user.urls"
+ROOT_URLCONF = "tests.projects.email_user.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",

@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class EmailUserConfig(AppConfig):
-    name = "tests.hosts.email_user"
+    name = "tests.projects.email_user"
     label = "email_user"
     default_auto_field = "django.db.models.BigAutoField"

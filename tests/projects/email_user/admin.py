@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from tests.hosts.email_user.models import EmailUser
+from tests.projects.email_user.models import EmailUser
 
 
 @admin.register(EmailUser)
