@@ -685,7 +685,11 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
     finally:
         server.stop()
     if len(after) < len(before):
-        return False, f"memory: {len(before) - len(after)} worker(s) replaced during the run"
+        log = "\n".join(server.log_path.read_text(errors="replace").splitlines()[-15:])
+        return False, (
+            f"memory: {len(before) - len(after)} of {len(before)} worker(s) replaced during the "
+            f"run; the server's log ends:\n{log}"
+        )
     growth = {pid: (after[pid] - before[pid]) / 1024 for pid in after}
     worst = max(growth.values())
     met = worst <= MEMORY_TARGET_MIB
