@@ -11,8 +11,9 @@ class MCPEndpointConfig(AppConfig):
 
     def ready(self) -> None:
         from mcp_endpoint import checks, key_cache
+        from mcp_endpoint.oauth import checks as oauth_checks
 
-        del checks  # imported for its @register decorators: the system checks
+        del checks, oauth_checks  # imported for their @register decorators: the system checks
         key_cache.connect()
 
         # Each installed app's mcp.py registers its tools, as admin.py modules do.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.apps import apps
 from django.core.signals import request_finished
 from django.db import DatabaseError
 from django.http import HttpRequest
@@ -172,17 +173,50 @@ def _key_prefix() -> str:
 class OAuth2TokenAuthentication(OAuth2Authentication):
     """django-oauth-toolkit's access tokens, with their audience checked by the toolkit.
 
+    The toolkit refuses a token bound to another resource (RFC 8707) but accepts one bound
+    to none, which would then be good at every service of the site; such a token is refused
+    here unless ``MCP_ENDPOINT["OAUTH_ACCEPT_UNBOUND_TOKENS"]`` is on.
+
     The toolkit reads form fields for a token in the body; an MCP body is JSON, so the
     Django request is handed over as it is, and the JSON is not parsed a second time here.
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        if bearer_value(request) is None:
+        # Without the toolkit installed its models cannot load: no token can be valid, and
+        # the caller gets a refusal instead of a server error (check mcp_endpoint.E071).
+        if bearer_value(request) is None or not apps.is_installed("oauth2_provider"):
             return None
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        if result is not None and not getattr(result[1], "resource", None):
+            from mcp_endpoint.conf import mcp_settings
+
+            if not mcp_settings.OAUTH_ACCEPT_UNBOUND_TOKENS:
+                raise exceptions.AuthenticationFailed(
+                    "This access token is not bound to a resource; ask for one with "
+                    "resource=<the URL of this endpoint>."
+                )
+        if result is not None:
+            touch_access_token(result[1])
         return result
+
+
+def touch_access_token(token: Any) -> None:
+    """Record that ``token`` was used, in its ``updated`` column, at most once a minute.
+
+    The toolkit keeps no last-use time; its ``updated`` column otherwise moves only when a
+    token is written, which a use never does. The account page of connected applications
+    shows it as the application's last use.
+    """
+    now = timezone.now()
+    updated = getattr(token, "updated", None)
+    if token is None or updated is None or now - updated < LAST_USED_RESOLUTION:
+        return
+    type(token)._default_manager.filter(pk=token.pk, updated__lt=now - LAST_USED_RESOLUTION).update(
+        updated=now
+    )
+    token.updated = now
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:

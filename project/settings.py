@@ -5,7 +5,9 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DATABASE_URL``: ``postgres://user:password@host:port/name``; SQLite when unset.
 - ``REDIS_URL``: ``redis://host:port/db`` for Django's cache; a file cache when unset, so
   that several worker processes on one machine still share throttles.
-- ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS``.
+- ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY`` (``check --deploy`` refuses the demo's own),
+  ``DJANGO_ALLOWED_HOSTS``.
+- ``STATIC_ROOT``: where ``collectstatic`` puts the files WhiteNoise serves.
 - ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
   default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_MCP_SESSIONS=1`` turns legacy MCP sessions on (``DEMO_MCP_SESSION_IDLE_SECONDS``,
@@ -18,17 +20,20 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import django
 import django_stubs_ext
 from corsheaders.defaults import default_headers as default_cors_headers
+
+from mcp_endpoint.oauth import provider_settings
 
 # Lets the demo's classes subscript Django and DRF generics (ModelAdmin[Task]) at run time.
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get(
-    "DJANGO_SECRET_KEY", "demo-only-secret-key-change-me-in-production-0123456789abcdef"
-)
+# Known to everyone who reads this file: project.tracker.checks refuses it under --deploy.
+DEMO_SECRET_KEY = "demo-only-secret-key-change-me-in-production-0123456789abcdef"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", DEMO_SECRET_KEY)
 DEBUG = os.environ.get("DJANGO_DEBUG", "") == "1"
 ALLOWED_HOSTS = os.environ.get(
     "DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver"
@@ -52,6 +57,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's, the account pages') under gunicorn, where DEBUG is off.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -105,11 +112,14 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
             "CONN_MAX_AGE": 60,
-            "OPTIONS": {
-                # Several worker processes write (the tool-call log, the demo's tasks): WAL
-                # lets readers go on while one writes, and commits need no full sync.
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
+            # Several worker processes write (the tool-call log, the demo's tasks): WAL
+            # lets readers go on while one writes, and commits need no full sync. Django
+            # 5.1 added init_command for SQLite; 4.2 runs with SQLite's defaults.
+            "OPTIONS": (
+                {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+                if django.VERSION >= (5, 1)
+                else {}
+            ),
         }
     }
 
@@ -142,6 +152,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+STATIC_ROOT = os.environ.get("STATIC_ROOT", str(BASE_DIR / ".static"))
 LOGIN_URL = "/accounts/login/"
 
 REST_FRAMEWORK = {
@@ -169,53 +180,25 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-OAUTH2_PROVIDER = {
-    "SCOPES": {
-        "read": "See your projects, tasks and comments",
-        "write": "Create, change and delete tasks and comments in your name",
+# django-oauth-toolkit for MCP clients (S256 PKCE only, no implicit or password grant,
+# open registration bounded by MCP_ENDPOINT["OAUTH_*"], client ID metadata documents,
+# replayed codes revoked), with this product's scopes and token lifetimes.
+OAUTH2_PROVIDER = provider_settings(
+    existing={
+        "SCOPES": {
+            "read": "See your projects, tasks and comments",
+            "write": "Create, change and delete tasks and comments in your name",
+        },
+        "DEFAULT_SCOPES": ["read"],
+        "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+        "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+        "CIMD_FETCH_TIMEOUT_SECONDS": 5,
     },
-    "DEFAULT_SCOPES": ["read"],
-    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
-    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
-    "ROTATE_REFRESH_TOKEN": True,
-    "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    # RFC 9700: PKCE with S256 only, iss in authorisation responses, no implicit or password
-    # grant, no token in a query string, tokens stored as digests.
-    "PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
-    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
-    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
-    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
-    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
-    # Native clients listen on a loopback port of their choosing (RFC 8252); Cursor uses
-    # its own private-use scheme.
-    "ALLOW_LOCALHOST_LOOPBACK": True,
-    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
-    # What the server metadata advertises: the code grant, for public clients too.
-    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
-    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
-        "client_secret_basic",
-        "client_secret_post",
-        "none",
-    ],
-    # MCP clients register anonymously; MCP_ENDPOINT["OAUTH_*"] bounds what they may register.
-    "DCR_ENABLED": True,
-    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    # Client ID metadata documents, fetched over https from public addresses only.
-    "CIMD_ENABLED": True,
-    "CIMD_METADATA_FETCHER": os.environ.get(
+    # Tests fetch metadata documents from a loopback server with a fetcher of their own.
+    CIMD_METADATA_FETCHER=os.environ.get(
         "DEMO_CIMD_FETCHER", "mcp_endpoint.oauth.registration.MetadataDocumentFetcher"
     ),
-    "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
-    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
-    "APPLICATION_ADMIN_CLASS": "mcp_endpoint.oauth.admin.ApplicationAdmin",
-    "ACCESS_TOKEN_ADMIN_CLASS": "mcp_endpoint.oauth.admin.AccessTokenAdmin",
-}
+)
 
 # Browser-based MCP clients (the Inspector on a loopback port, say) preflight their POSTs;
 # the REST API and /mcp share this policy. The MCP headers must be allowed in, and the

@@ -31,6 +31,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from jsonschema import Draft202012Validator
 from oauth2_provider.models import AccessToken, Application
 
@@ -108,7 +109,8 @@ def api_key(user: Any, scopes: str, *, revoked: bool = False) -> Credential:
 
 
 def oauth_token(user: Any, scope: str) -> Credential:
-    """An access token made the way django-oauth-toolkit stores one, with no audience."""
+    """An access token made the way django-oauth-toolkit stores one, bound (RFC 8707) to
+    both resources the table compares: the REST API and the MCP endpoint."""
     application = Application.objects.create(
         name="parity client",
         user=user,
@@ -123,8 +125,9 @@ def oauth_token(user: Any, scope: str) -> Credential:
         token=raw,
         scope=scope,
         expires=timezone.now() + datetime.timedelta(hours=1),
+        resource=["http://testserver/api", "http://testserver/mcp"],
     )
-    assert not token.resource  # no RFC 8707 audience: valid at /api/ and /mcp alike
+    assert token.allows_audience("http://testserver/mcp")
     return Credential(raw, frozenset(scope.split()))
 
 
@@ -542,9 +545,8 @@ def same_data(rest: Any, mcp: Any, write: bool) -> None:
             # transaction that undid the REST write, so the MCP write gets the next id.
             assert isinstance(mcp[key], int)
         elif key in CALL_TIME_FIELDS:
-            gap = datetime.datetime.fromisoformat(mcp[key]) - datetime.datetime.fromisoformat(
-                rest[key]
-            )
+            # parse_datetime reads the trailing "Z" on every Python (3.10's fromisoformat not).
+            gap = parse_datetime(mcp[key]) - parse_datetime(rest[key])  # type: ignore[operator]
             assert abs(gap.total_seconds()) < 60, (key, rest[key], mcp[key])
         else:
             assert mcp[key] == rest[key], key

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -168,4 +169,8 @@ def _default(value: Any) -> Any:
     """What json cannot encode by itself: lazy translations, dates, decimals, UUIDs."""
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if isinstance(value, Decimal):
+        # A number, as DRF's own encoder writes it: a serializer that wanted a string
+        # (COERCE_DECIMAL_TO_STRING) made one already.
+        return float(value)
     return str(value)
