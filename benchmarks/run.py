@@ -543,7 +543,7 @@ def print_rows(rows: list[list[str]], numeric: set[int]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def print_tables(comparisons: Sequence[Comparison]) -> bool:
+def print_tables(comparisons: Sequence[Comparison], *, targets: bool = True) -> bool:
     """The comparisons, judged on the median of the per-round rate ratios; then each target."""
     rows = [["comparison (A / B)", "A req/s", "B req/s", "ratio", "per round", "cpu", "target", ""]]
     all_met = True
@@ -565,13 +565,15 @@ def print_tables(comparisons: Sequence[Comparison]) -> bool:
             ]
         )
     print_rows(rows, {1, 2, 3, 5})
+    if not targets:
+        return all_met
     print(
         "\nratio: A's rate / B's (for tools/list: B's / A's, i.e. time per request), the median "
         "of the rounds;\ncpu: the same ratio from the server's CPU time per request."
     )
-    targets = {id(t): t for c in comparisons for t in (c.a, c.b)}.values()
+    measured = {id(t): t for c in comparisons for t in (c.a, c.b)}.values()
     rows = [["target", "path", "req/s", "server CPU ms/request"]]
-    for t in targets:
+    for t in measured:
         rows.append(
             [
                 t.label,
@@ -683,7 +685,11 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
     finally:
         server.stop()
     if len(after) < len(before):
-        return False, f"memory: {len(before) - len(after)} worker(s) replaced during the run"
+        log = "\n".join(server.log_path.read_text(errors="replace").splitlines()[-15:])
+        return False, (
+            f"memory: {len(before) - len(after)} of {len(before)} worker(s) replaced during the "
+            f"run; the server's log ends:\n{log}"
+        )
     growth = {pid: (after[pid] - before[pid]) / 1024 for pid in after}
     worst = max(growth.values())
     met = worst <= MEMORY_TARGET_MIB
@@ -772,6 +778,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 setup = SETUPS[name]()
                 problems += run_setup(setup, env, workdir, key, options)
                 comparisons += setup.comparisons
+                # Each setup's table as soon as it is measured; all of them again at the end.
+                print()
+                print_tables(setup.comparisons, targets=False)
         finally:
             if external:
                 prefix = key.rsplit("_", 1)[0]

@@ -126,7 +126,8 @@ else:
 if os.environ.get("REDIS_URL"):
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis cache, reusing its clients (see mcp_endpoint/redis_cache.py).
+            "BACKEND": "mcp_endpoint.redis_cache.RedisCache",
             "LOCATION": os.environ["REDIS_URL"],
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "demo"),
         }
