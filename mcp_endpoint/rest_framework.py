@@ -41,7 +41,7 @@ from rest_framework.viewsets import ViewSetMixin
 
 from mcp_endpoint import throttling
 from mcp_endpoint.protocol.content import Text, ToolResult
-from mcp_endpoint.schema import SchemaError, portable
+from mcp_endpoint.schema import SchemaError, bound_strings, portable, strings_over
 from mcp_endpoint.tools import Tool, ToolError
 
 if TYPE_CHECKING:
@@ -361,7 +361,11 @@ class ViewSetTool(Tool):
         if required:
             input_schema["required"] = required
         input_schema["additionalProperties"] = False
-        self._input_schema = _strip_rw(input_schema, "readOnly")
+        self._input_schema = bound_strings(
+            _strip_rw(input_schema, "readOnly"),
+            self.query_arguments,
+            self.registration.endpoint.settings.MAX_QUERY_ARGUMENT_LENGTH,
+        )
         self._output_schema = self.output_from(operation, components)
         self._required_scopes = required_scopes(view, method)
         self._annotations = self.annotations_for(method)
@@ -514,6 +518,19 @@ class ViewSetTool(Tool):
                 }
             )
         super().validate(arguments)
+        limit = self.registration.endpoint.settings.MAX_QUERY_ARGUMENT_LENGTH
+        too_long = sorted(
+            name
+            for name in self.query_arguments
+            if name in arguments and strings_over(arguments[name], limit)
+        )
+        if too_long:
+            message = f"Ensure this field has no more than {limit} characters."
+            raise ToolError(
+                "The arguments do not match the tool's input schema",
+                code="invalid_arguments",
+                fields={name: [message] for name in too_long},
+            )
 
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         self.registration.build()

@@ -10,7 +10,7 @@ OpenAPI-only keywords dropped.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 # OpenAPI and generator keywords that are not JSON Schema, or that only add noise for a model.
@@ -186,4 +186,45 @@ def has_ref_or_type_array(schema: Any) -> bool:
         if "$ref" in schema or isinstance(schema.get("type"), list):
             return True
         return any(has_ref_or_type_array(v) for v in schema.values())
+    return False
+
+
+def bound_strings(
+    schema: Mapping[str, Any], names: Collection[str], max_length: int
+) -> dict[str, Any]:
+    """``schema`` with ``maxLength`` on every free-form string of the properties ``names``.
+
+    Query parameters reach the database as ``LIKE`` patterns and filters; REST bounds them
+    by the request line, a tool call does not. Strings limited to an ``enum`` already are
+    bounded, and a tighter ``maxLength`` stays.
+    """
+    out = dict(schema)
+    properties = dict(out.get("properties") or {})
+    for name in names:
+        if name in properties:
+            properties[name] = _bound(properties[name], max_length)
+    out["properties"] = properties
+    return out
+
+
+def _bound(node: Any, max_length: int) -> Any:
+    if not isinstance(node, Mapping):
+        return node
+    out = dict(node)
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out["maxLength"] = min(int(out.get("maxLength", max_length)), max_length)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [_bound(branch, max_length) for branch in out[key]]
+    if "items" in out:
+        out["items"] = _bound(out["items"], max_length)
+    return out
+
+
+def strings_over(value: Any, max_length: int) -> bool:
+    """Whether ``value`` is, or holds (in a list), a string longer than ``max_length``."""
+    if isinstance(value, str):
+        return len(value) > max_length
+    if isinstance(value, list):
+        return any(strings_over(item, max_length) for item in value)
     return False

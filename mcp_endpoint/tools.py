@@ -117,6 +117,54 @@ class Tool:
             )
 
 
+# Characters no tool argument may hold: NUL (PostgreSQL text refuses it, C libraries cut at
+# it) and UTF-16 surrogates, which are not characters and cannot be encoded as UTF-8.
+FORBIDDEN_CHARACTERS = re.compile("[\x00\ud800-\udfff]")
+
+
+def check_arguments(arguments: dict[str, Any], max_depth: int) -> None:
+    """Refuse, as ``invalid_arguments``, what no schema should have to think about:
+    nesting deeper than ``max_depth``, and NUL or surrogate characters in any string.
+
+    Iterative, so that a hostile value cannot exhaust the stack here or in what runs later
+    (validation, the call log, the view).
+    """
+    fields: dict[str, list[str]] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(arguments, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if FORBIDDEN_CHARACTERS.search(value):
+                name = ".".join(path) or "non_field_errors"
+                fields.setdefault(name, []).append(
+                    "Null characters and lone surrogates are not allowed."
+                )
+            continue
+        if isinstance(value, dict):
+            items: Iterable[tuple[Any, Any]] = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if len(path) >= max_depth:
+            name = ".".join(path[:1]) or "non_field_errors"
+            fields.setdefault(name, []).append(f"Nested deeper than {max_depth} levels.")
+            continue
+        for key, child in items:
+            if isinstance(key, str) and FORBIDDEN_CHARACTERS.search(key):
+                fields.setdefault(".".join(path) or "non_field_errors", []).append(
+                    "Null characters and lone surrogates are not allowed in names."
+                )
+                continue
+            stack.append((child, (*path, str(key))))
+    if fields:
+        raise ToolError(
+            "The arguments do not match the tool's input schema",
+            code="invalid_arguments",
+            fields=fields,
+        )
+
+
 def schema_error_fields(errors: Iterable[SchemaValidationError]) -> dict[str, list[str]]:
     """jsonschema errors as DRF-style per-field messages (``{"due": ["..."]}``)."""
     fields: dict[str, list[str]] = {}

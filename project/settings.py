@@ -6,8 +6,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``REDIS_URL``: ``redis://host:port/db`` for Django's cache; a file cache when unset, so
   that several worker processes on one machine still share throttles.
 - ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS``.
-- ``DEMO_MCP_SESSIONS=1`` turns legacy MCP sessions on (``DEMO_MCP_SESSION_IDLE_SECONDS``,
-  ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
+- ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
+  ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
 """
 
 from __future__ import annotations
@@ -238,9 +238,10 @@ MCP_ENDPOINT = {
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),
     # Deleting asks the user first, through clients that can show a confirmation.
     "CONFIRM_DESTRUCTIVE_TOOLS": True,
-    # Legacy sessions: off unless DEMO_MCP_SESSIONS=1 (they need a cache every worker
-    # shares, REDIS_URL in production).
-    "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "") == "1",
+    # Legacy sessions: on (DEMO_MCP_SESSIONS=0 turns them off), so that handshake-era clients
+    # can be asked to confirm a delete; they need a cache every worker shares (REDIS_URL in
+    # production).
+    "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "1") == "1",
     "SESSION_IDLE_SECONDS": int(os.environ.get("DEMO_MCP_SESSION_IDLE_SECONDS", "600")),
     "SESSIONS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_SESSIONS_PER_CREDENTIAL", "8")),
 }

@@ -115,7 +115,7 @@ def test_string_and_integer_ids_are_echoed(rpc: MCPClient) -> None:
 )
 def test_wrong_content_type(rpc: MCPClient, content_type: str) -> None:
     response = rpc.post(None, raw=json.dumps(PING).encode(), content_type=content_type)
-    error = rpc_error(response, 415, -32600)
+    error = rpc_error(response, 415, -32600, 1)
     assert "application/json" in error["message"]
     assert content_type in error["message"]
 
@@ -318,7 +318,7 @@ def challenge_params(header: str) -> dict[str, str]:
 
 def test_no_credential(mcp_client: Callable[..., MCPClient]) -> None:
     response = mcp_client().post(PING)
-    error = rpc_error(response, 401, -32001)
+    error = rpc_error(response, 401, -32001, 1)
     assert "Bearer" in error["message"]
     params = challenge_params(response["WWW-Authenticate"])
     assert params["resource_metadata"] == METADATA_URL
@@ -331,18 +331,18 @@ def test_no_credential_at_the_slash_url_names_the_same_metadata(
     mcp_client: Callable[..., MCPClient],
 ) -> None:
     response = mcp_client(url="/mcp/").post(PING)
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
     assert challenge_params(response["WWW-Authenticate"])["resource_metadata"] == METADATA_URL
 
 
 @pytest.mark.parametrize("method", ["initialize", "ping", "server/discover"])
 def test_every_method_needs_a_credential(mcp_client: Callable[..., MCPClient], method: str) -> None:
-    rpc_error(mcp_client().request(method, {}), 401, -32001)
+    rpc_error(mcp_client().request(method, {}), 401, -32001, 1)
 
 
 def refused(mcp_client: Callable[..., MCPClient], key: str) -> tuple[bytes, str]:
     response = mcp_client(key).post(PING)
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
     params = challenge_params(response["WWW-Authenticate"])
     assert params["error"] == "invalid_token"
     assert params["resource_metadata"] == METADATA_URL
@@ -386,7 +386,7 @@ def test_non_bearer_authorization_is_refused(client: Client) -> None:
         content_type="application/json",
         headers={"Authorization": "Basic YWxpY2U6cHc="},
     )
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
 
 
@@ -413,7 +413,7 @@ def test_a_valid_key_is_accepted(rpc: MCPClient) -> None:
 )
 def test_disallowed_origin(rpc: MCPClient, origin: str) -> None:
     response = rpc.post(PING, headers={"Origin": origin})
-    error = rpc_error(response, 403, -32000)
+    error = rpc_error(response, 403, -32000, 1)
     assert "Origin" in error["message"]
     assert error["data"] == {"origin": origin}
 
@@ -422,7 +422,7 @@ def test_disallowed_origin_is_refused_before_the_credential(
     mcp_client: Callable[..., MCPClient],
 ) -> None:
     response = mcp_client().post(PING, headers={"Origin": "https://evil.example"})
-    rpc_error(response, 403, -32000)
+    rpc_error(response, 403, -32000, 1)
 
 
 @pytest.mark.parametrize(
@@ -474,7 +474,7 @@ def test_loopback_only(client: Client, alice_key: str, settings: Any) -> None:
     assert local.status_code == 200
     for address in ("10.0.0.5", "2001:db8::1", ""):
         remote = client.post("/mcp", body, "application/json", headers=headers, REMOTE_ADDR=address)
-        error = rpc_error(remote, 403, -32000)
+        error = rpc_error(remote, 403, -32000, 1)
         assert "loopback" in error["message"]
     ipv6 = client.post("/mcp", body, "application/json", headers=headers, REMOTE_ADDR="::1")
     assert ipv6.status_code == 200
@@ -631,7 +631,7 @@ def tight_throttle(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
 
 def assert_throttled(response: Any) -> None:
-    error = rpc_error(response, 429, -32000)
+    error = rpc_error(response, 429, -32000, 1)
     retry_after = int(response["Retry-After"])
     assert 1 <= retry_after <= 60
     assert error["data"] == {"retry_after": retry_after}
@@ -705,7 +705,7 @@ def test_csrf_is_not_enforced_even_without_a_credential(alice: Any) -> None:
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(alice)
     response = browser.post("/mcp", data=json.dumps(PING), content_type="application/json")
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
 
 
 def test_the_rest_api_does_enforce_csrf_for_sessions(alice: Any) -> None:

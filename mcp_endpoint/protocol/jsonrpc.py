@@ -80,6 +80,61 @@ def parse(message: Any) -> Request:
     return Request(method=method, params=params, id=request_id if has_id else None)
 
 
+def loads(body: bytes, max_depth: int) -> Any:
+    """A message parsed from a request body, or :class:`ProtocolError` ``-32700``.
+
+    Strict JSON: ``NaN`` and ``Infinity`` are not JSON, and nothing nests deeper than
+    ``max_depth`` arrays and objects (the decoder recurses, so a body of 100,000 ``[`` would
+    otherwise end in a ``RecursionError``).
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(PARSE_ERROR, "Parse error: the body is not UTF-8") from exc
+    try:
+        message = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError as exc:
+        raise _too_deep(max_depth) from exc
+    except ValueError as exc:
+        raise ProtocolError(PARSE_ERROR, f"Parse error: the body is not JSON ({exc})") from exc
+    if depth_exceeds(message, max_depth):
+        raise _too_deep(max_depth)
+    return message
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _too_deep(max_depth: int) -> ProtocolError:
+    return ProtocolError(
+        PARSE_ERROR,
+        f"Parse error: the body nests arrays and objects deeper than {max_depth} levels",
+        {"max_depth": max_depth},
+    )
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep.
+
+    Iterative, so that it is safe on any value the decoder produced; a scalar is depth 0.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        level += 1
+        if level > limit:
+            return True
+        stack.extend((child, level) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def request_id_of(message: Any) -> RequestId | None:
     """The id to echo in an error about ``message``, when it has a usable one."""
     if isinstance(message, dict):
