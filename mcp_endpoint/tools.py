@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaValidationError
 
 from mcp_endpoint.protocol.content import Content, Text, ToolResult
-from mcp_endpoint.protocol.jsonrpc import Encoded
+from mcp_endpoint.protocol.jsonrpc import FORBIDDEN_CHARACTERS, Encoded
 from mcp_endpoint.registry import NamedRegistry
 from mcp_endpoint.schema import portable
 
@@ -115,11 +115,6 @@ class Tool:
                 code="invalid_arguments",
                 fields=schema_error_fields(errors),
             )
-
-
-# Characters no tool argument may hold: NUL (PostgreSQL text refuses it, C libraries cut at
-# it) and UTF-16 surrogates, which are not characters and cannot be encoded as UTF-8.
-FORBIDDEN_CHARACTERS = re.compile("[\x00\ud800-\udfff]")
 
 
 def check_arguments(arguments: dict[str, Any], max_depth: int) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,7 +85,8 @@ def parse(message: Any) -> Request:
 def loads(body: bytes, max_depth: int) -> Any:
     """A message parsed from a request body, or :class:`ProtocolError` ``-32700``.
 
-    Strict JSON: ``NaN`` and ``Infinity`` are not JSON, and nothing nests deeper than
+    Strict JSON: ``NaN`` and ``Infinity`` are not JSON (nor is a number that overflows to
+    infinity, ``1e999``), and nothing nests deeper than
     ``max_depth`` arrays and objects (the decoder recurses, so a body of 100,000 ``[`` would
     otherwise end in a ``RecursionError``).
     """
@@ -92,7 +95,7 @@ def loads(body: bytes, max_depth: int) -> Any:
     except UnicodeDecodeError as exc:
         raise ProtocolError(PARSE_ERROR, "Parse error: the body is not UTF-8") from exc
     try:
-        message = json.loads(text, parse_constant=_refuse_constant)
+        message = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError as exc:
         raise _too_deep(max_depth) from exc
     except ValueError as exc:
@@ -104,6 +107,14 @@ def loads(body: bytes, max_depth: int) -> Any:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    # 1e999 is valid JSON but no float: it would come back out as Infinity, which is not.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
 
 
 def _too_deep(max_depth: int) -> ProtocolError:
@@ -132,6 +143,28 @@ def depth_exceeds(value: Any, limit: int) -> bool:
         if level > limit:
             return True
         stack.extend((child, level) for child in children if isinstance(child, dict | list))
+    return False
+
+
+# Characters no value a handler sees may hold: NUL (PostgreSQL text refuses it, C libraries
+# cut at it) and UTF-16 surrogates, which JSON can escape but which are not characters and
+# have no UTF-8 form.
+FORBIDDEN_CHARACTERS = re.compile("[\x00\ud800-\udfff]")
+
+
+def holds_forbidden_characters(value: Any) -> bool:
+    """Whether any string in ``value`` (keys included) holds a NUL or a surrogate."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if FORBIDDEN_CHARACTERS.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return False
 
 
