@@ -112,11 +112,17 @@ else:
     }
 
 if os.environ.get("REDIS_URL"):
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": os.environ["REDIS_URL"],
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "demo"),
+            # Fail fast when Redis is down: redis-py's default retries back off for seconds
+            # per call, holding every request (and its worker) through an outage.
+            "OPTIONS": {"retry": Retry(NoBackoff(), 1), "socket_connect_timeout": 2},
         }
     }
 else:

@@ -21,6 +21,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from mcp_endpoint import site
 from mcp_endpoint.models import APIKey
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
+from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
 
 pytestmark = pytest.mark.django_db
@@ -170,6 +171,59 @@ def test_limit_back_to_default_after_override(rpc: MCPClient) -> None:
     assert rpc.post(big).status_code == 200
 
 
+# -- nesting depth ----------------------------------------------------------------------------
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [1000, 100_000])
+def test_json_nested_too_deep_is_a_parse_error(rpc: MCPClient, depth: int) -> None:
+    raw = b"[" * depth + b"]" * depth
+    error = rpc_error(rpc.post(None, raw=raw), 400, -32700)
+    assert "deeper than 200" in error["message"]
+    assert error["data"] == {"max_depth": 200}
+
+
+def test_json_depth_limit_is_a_setting(rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_JSON_DEPTH": 10}
+    # The message object and params are two levels: 8 more fit, 9 do not.
+    fits = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": nested(7)}}
+    assert rpc.post(fits).json()["result"] == {}
+    deeper = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": nested(9)}}
+    error = rpc_error(rpc.post(deeper), 400, -32700)
+    assert "deeper than 10" in error["message"]
+
+
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_numbers_json_does_not_have_are_a_parse_error(rpc: MCPClient, constant: bytes) -> None:
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + constant + b"}}"
+    rpc_error(rpc.post(None, raw=raw), 400, -32700)
+
+
+# -- the id in every error answer ----------------------------------------------------------
+
+
+def test_a_405_names_the_request_id(rpc: MCPClient) -> None:
+    response = rpc.client.put(
+        "/mcp",
+        data=json.dumps({**PING, "id": "put-1"}),
+        content_type="application/json",
+        headers=rpc.headers(),
+    )
+    rpc_error(response, 405, -32000, "put-1")
+
+
+def test_a_parse_error_after_the_credential_step(mcp_client: Callable[..., MCPClient]) -> None:
+    # Without a credential a body that is not JSON is a 401 first, with no id to name.
+    response = mcp_client().post(None, raw=b"{not json")
+    rpc_error(response, 401, -32001)
+
+
 # -- batches ----------------------------------------------------------------------------------
 
 
@@ -238,6 +292,47 @@ def test_batch_mixing_eras_is_refused(rpc: MCPClient) -> None:
         ]
     )
     rpc_error(response, 400, -32600)
+
+
+def test_batch_over_the_size_limit_says_the_limit(rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_BATCH_SIZE": 3}
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(4)]
+    error = rpc_error(rpc.post(pings), 400, -32600)
+    assert "at most 3" in error["message"]
+    assert error["data"] == {"max_batch_size": 3}
+    assert len(rpc.post(pings[:3]).json()) == 3
+
+
+def test_a_batch_past_its_time_budget_answers_the_rest_unrun(
+    rpc: MCPClient, settings: Any, project: Project
+) -> None:
+    # A budget of 0 s is spent once the first message has run: every later message is
+    # answered without running (the create below never happens), notifications are dropped.
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "BATCH_TIME_BUDGET": 0}
+    tasks = Task.objects.count()
+    create = {"name": "create_task", "arguments": {"project": project.pk, "title": "Late"}}
+    response = rpc.post(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": create},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": "three", "method": "tools/list"},
+        ]
+    )
+    assert response.status_code == 200
+    answers = response.json()
+    assert [a["id"] for a in answers] == [1, 2, "three"]
+    assert answers[0]["result"] == {}
+    for answer in answers[1:]:
+        assert answer["error"]["code"] == -32000
+        assert "time budget" in answer["error"]["message"]
+        assert answer["error"]["data"] == {"batch_time_budget": 0}
+    assert Task.objects.count() == tasks
+
+
+def test_a_batch_within_its_budget_runs_whole(rpc: MCPClient) -> None:
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(5)]
+    assert [a["result"] for a in rpc.post(pings).json()] == [{}] * 5
 
 
 def test_batch_under_a_modern_header_is_refused(rpc: MCPClient) -> None:
