@@ -95,12 +95,15 @@ def loads(body: bytes, max_depth: int) -> Any:
     except UnicodeDecodeError as exc:
         raise ProtocolError(PARSE_ERROR, "Parse error: the body is not UTF-8") from exc
     try:
-        message = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        message = _DECODER.decode(text)
     except RecursionError as exc:
         raise _too_deep(max_depth) from exc
     except ValueError as exc:
         raise ProtocolError(PARSE_ERROR, f"Parse error: the body is not JSON ({exc})") from exc
-    if depth_exceeds(message, max_depth):
+    # Depth cannot exceed the number of brackets, which is cheap to count: most messages
+    # never need the walk.
+    openers = body.count(b"[") + body.count(b"{")
+    if openers > max_depth and depth_exceeds(message, max_depth):
         raise _too_deep(max_depth)
     return message
 
@@ -117,6 +120,10 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# One decoder for every request: json.loads with options would build a new one each time.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
 def _too_deep(max_depth: int) -> ProtocolError:
     return ProtocolError(
         PARSE_ERROR,
@@ -128,21 +135,20 @@ def _too_deep(max_depth: int) -> ProtocolError:
 def depth_exceeds(value: Any, limit: int) -> bool:
     """Whether ``value`` nests arrays and objects more than ``limit`` levels deep.
 
-    Iterative, so that it is safe on any value the decoder produced; a scalar is depth 0.
+    Level by level rather than recursive, so that it is safe on any value the decoder
+    produced; a scalar is depth 0.
     """
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        level += 1
-        if level > limit:
+    level: list[Any] = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
             return True
-        stack.extend((child, level) for child in children if isinstance(child, dict | list))
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if isinstance(node, dict) else node
+            below.extend(c for c in children if isinstance(c, dict | list))
+        level = below
     return False
 
 
