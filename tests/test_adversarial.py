@@ -107,7 +107,6 @@ def nested(depth: int, leaf: Any = 1) -> Any:
 
 
 PING = rpc("ping")
-TASK = {"project": ANY, "title": "x"}  # placeholder shape; rows build their own
 
 HOSTILE: list[Hostile] = [
     # -- bodies that are not JSON --------------------------------------------------------

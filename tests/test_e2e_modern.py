@@ -103,6 +103,14 @@ def answering(confirm: bool, asked: list[Any]) -> Any:
     return callback
 
 
+def declining(asked: list[Any]) -> Any:
+    async def callback(context: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    return callback
+
+
 def results(exchange: Exchange) -> list[dict[str, Any]]:
     found = []
     for entry in exchange.entries:
@@ -195,9 +203,7 @@ def test_legacy_mode_without_sessions_is_refused_and_nothing_is_deleted(
         assert client.protocol_version == LEGACY
         outcome["result"] = await client.call_tool("delete_task", {"id": pk})
 
-    exchange = run(
-        host.url(), host.key, "legacy", scenario, elicitation_callback=answering(False, asked)
-    )
+    exchange = run(host.url(), host.key, "legacy", scenario, elicitation_callback=declining(asked))
     result = outcome["result"]
     assert asked == []
     assert result.is_error is True, result
@@ -206,6 +212,22 @@ def test_legacy_mode_without_sessions_is_refused_and_nothing_is_deleted(
     assert "2026-07-28" in error["message"] and "SESSIONS" in error["message"]
     assert host.task_exists(pk)
     assert not any("mcp-session-id" in e.get("headers", {}) for e in exchange.entries)
+
+
+def test_legacy_mode_in_a_session_declines_and_nothing_is_deleted(host: Host) -> None:
+    # The demo's way: sessions on, so the same client is asked, and its "decline" holds.
+    pk = host.new_task()
+    asked: list[Any] = []
+    outcome: dict[str, Any] = {}
+
+    async def scenario(client: Client) -> None:
+        outcome["result"] = await client.call_tool("delete_task", {"id": pk})
+
+    run(host.url(), host.key, "legacy", scenario, elicitation_callback=declining(asked))
+    assert len(asked) == 1
+    assert outcome["result"].is_error is True
+    assert outcome["result"].structured_content["error"]["code"] == "not_confirmed"
+    assert host.task_exists(pk)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
