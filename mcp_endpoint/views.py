@@ -24,6 +24,7 @@ from django.http.response import HttpResponseBase
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.request import Request
 
 from mcp_endpoint import authentication, outages, sessions, streaming, throttling
 from mcp_endpoint.protocol import jsonrpc
@@ -182,15 +183,25 @@ class MCPView(View):
         self, request: HttpRequest, request_id: jsonrpc.RequestId | None = None
     ) -> tuple[Any, HttpResponse | None]:
         """The request's credential (None when it has none and needs none), or a 401."""
+        credential, _, refusal = self.authenticate_with_request(request, request_id)
+        return credential, refusal
+
+    def authenticate_with_request(
+        self, request: HttpRequest, request_id: jsonrpc.RequestId | None = None
+    ) -> tuple[Any, Request, HttpResponse | None]:
+        """The credential, the one DRF request it was read from, and a 401 or None."""
         assert self.endpoint is not None
         settings = self.endpoint.settings
+        drf_request = authentication.drf_request(request, settings.AUTHENTICATION_CLASSES)
         try:
-            credential = authentication.authenticate(request, settings.AUTHENTICATION_CLASSES)
+            credential = authentication.authenticate(drf_request)
         except authentication.CredentialRefused:
-            return None, self.unauthorized(request, refused=True, request_id=request_id)
+            refused = self.unauthorized(request, refused=True, request_id=request_id)
+            return None, drf_request, refused
         if credential is None and settings.REQUIRE_CREDENTIAL:
-            return None, self.unauthorized(request, refused=False, request_id=request_id)
-        return credential, None
+            missing = self.unauthorized(request, refused=False, request_id=request_id)
+            return None, drf_request, missing
+        return credential, drf_request, None
 
     # -- before any method -------------------------------------------------------------
 
@@ -227,27 +238,30 @@ class MCPView(View):
             return self.too_large(min(limit, django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE))
         request_id = self.request_id(request)
 
-        credential, refusal = self.authenticate(request, request_id)
+        credential, drf_request, refusal = self.authenticate_with_request(request, request_id)
         if refusal is not None:
             return refusal
-
-        wait = throttling.check(
-            request, credential, throttling.throttle_classes(settings.THROTTLE_CLASSES)
+        limits = throttling.RateLimits(
+            drf_request,
+            credential,
+            throttling.throttle_classes(settings.THROTTLE_CLASSES),
+            settings.PROTOCOL_RATE,
         )
-        if wait is not None:
-            seconds = max(1, math.ceil(wait))
-            return error_response(
-                429,
-                jsonrpc.REQUEST_REFUSED,
-                f"Too Many Requests: rate limit reached, retry in {seconds} s",
-                {"retry_after": seconds},
-                request_id,
-                headers={"Retry-After": str(seconds)},
-            )
 
         if problem is not None:
             return error_response(400, problem.code, problem.message, problem.data)
-        return self.answer(request, message, credential)
+        return self.answer(request, message, credential, limits)
+
+    def rate_limited(self, wait: float, request_id: Any = None) -> HttpResponse:
+        seconds = retry_after(wait)
+        return error_response(
+            429,
+            jsonrpc.REQUEST_REFUSED,
+            f"Too Many Requests: rate limit reached, retry in {seconds} s",
+            {"retry_after": seconds},
+            request_id,
+            headers={"Retry-After": str(seconds)},
+        )
 
     def too_large(self, limit: int) -> HttpResponse:
         return error_response(
@@ -289,10 +303,19 @@ class MCPView(View):
 
     # -- messages ----------------------------------------------------------------------
 
-    def answer(self, request: HttpRequest, message: Any, credential: Any) -> HttpResponseBase:
+    def answer(
+        self,
+        request: HttpRequest,
+        message: Any,
+        credential: Any,
+        limits: throttling.RateLimits,
+    ) -> HttpResponseBase:
         header_version = request.META.get("HTTP_MCP_PROTOCOL_VERSION")
         if isinstance(message, list):
-            return self.answer_batch(request, message, credential, header_version)
+            return self.answer_batch(request, message, credential, header_version, limits)
+        wait = limits.check(message)
+        if wait is not None:
+            return self.rate_limited(wait, jsonrpc.request_id_of(message))
         era = era_of(message, header_version)
         context = RequestContext(
             era=era,
@@ -326,7 +349,12 @@ class MCPView(View):
         return self.json_answer(answer, self.status_of(answer, context.era))
 
     def answer_batch(
-        self, request: HttpRequest, batch: list[Any], credential: Any, header_version: str | None
+        self,
+        request: HttpRequest,
+        batch: list[Any],
+        credential: Any,
+        header_version: str | None,
+        limits: throttling.RateLimits,
     ) -> HttpResponse:
         assert self.endpoint is not None
         settings = self.endpoint.settings
@@ -350,12 +378,28 @@ class MCPView(View):
         budget: float | None = settings.BATCH_TIME_BUDGET
         started = time.monotonic()
         answers = []
+        waits: list[float] = []
         for index, message in enumerate(batch):
             if budget is not None and index and time.monotonic() - started >= budget:
                 # What the budget leaves is answered, not run, so the worker answers before
                 # the server's timeout kills it; the first message always runs.
                 if not (isinstance(message, dict) and "id" not in message):
                     answers.append(not_run(message, budget))
+                continue
+            # Each message counts as it would alone; one over the limit is answered so in its
+            # place, and the others still run.
+            wait = limits.check(message)
+            if wait is not None:
+                waits.append(wait)
+                seconds = retry_after(wait)
+                answers.append(
+                    jsonrpc.error(
+                        jsonrpc.request_id_of(message),
+                        jsonrpc.REQUEST_REFUSED,
+                        f"Too Many Requests: rate limit reached, retry in {seconds} s",
+                        {"retry_after": seconds},
+                    )
+                )
                 continue
             context = RequestContext(
                 era=LEGACY,
@@ -374,9 +418,12 @@ class MCPView(View):
                 return self.json_answer(body, 503)
             if answer is not None:
                 answers.append(answer)
+        headers = {"Retry-After": str(retry_after(max(waits)))} if waits else None
         if not answers:
             return empty_response(202)
-        return json_response(answers)
+        # Every message refused: the batch as a whole was over the limit.
+        status = 429 if len(waits) == len(batch) else 200
+        return json_response(answers, status, headers)
 
     def status_of(self, answer: dict[str, Any], era: str) -> int:
         error = answer.get("error")
@@ -472,6 +519,11 @@ def declared_length(request: HttpRequest) -> int:
         return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return 0
+
+
+def retry_after(wait: float) -> int:
+    """Whole seconds for ``Retry-After``: at least 1, so a client never retries at once."""
+    return max(1, math.ceil(wait))
 
 
 def decode_header_value(raw: str) -> str | None:

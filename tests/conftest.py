@@ -35,17 +35,6 @@ def _fast_passwords(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _library_defaults(settings: Any) -> None:
-    # The demo turns sessions and delete confirmation on; the suite starts from the
-    # library's defaults, and the tests of those features turn them on themselves.
-    settings.MCP_ENDPOINT = {
-        **settings.MCP_ENDPOINT,
-        "SESSIONS": False,
-        "CONFIRM_DESTRUCTIVE_TOOLS": False,
-    }
-
-
-@pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
     # Throttle counters live in the cache; every test starts with a fresh budget.
     cache.clear()

@@ -1,0 +1,13 @@
+"""Settings for the test suite: the demo host's, plus every host app in ``tests/hosts/``."""
+
+from __future__ import annotations
+
+from project.settings import *  # noqa: F403
+from project.settings import INSTALLED_APPS, MCP_ENDPOINT
+from tests.hosts import host_apps
+
+INSTALLED_APPS = [*INSTALLED_APPS, *host_apps()]
+ROOT_URLCONF = "tests.urls"
+# The demo turns sessions and delete confirmation on; the suite starts from the library's
+# defaults, and the tests of those features turn them on themselves.
+MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": False}
