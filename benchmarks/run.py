@@ -315,6 +315,8 @@ def environment(workdir: Path) -> dict[str, str]:
         env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if not env.get("REDIS_URL"):
         env["CACHE_DIR"] = str(workdir / "cache")
+    # The benchmarks post stateless requests, with no session id.
+    env.setdefault("DEMO_MCP_SESSIONS", "0")
     return env
 
 

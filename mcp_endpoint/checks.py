@@ -25,6 +25,22 @@ def all_endpoints() -> list[Any]:
     return sorted(endpoints, key=lambda e: e.name)
 
 
+POSITIVE_INTEGER_KEYS = (
+    "MAX_REQUEST_BYTES",
+    "LIST_PAGE_SIZE",
+    "TEXT_BUDGET_BYTES",
+    "TTL_MS",
+    "API_KEY_DEFAULT_EXPIRY_DAYS",
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_BATCH_SIZE",
+    "MAX_QUERY_ARGUMENT_LENGTH",
+    "OUTAGE_RETRY_AFTER",
+    "OUTAGE_LOG_INTERVAL",
+)
+# The deepest body MAX_JSON_DEPTH may allow: well inside the decoder's recursion limit.
+MAX_JSON_DEPTH = 500
+
+
 @register(Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
@@ -106,13 +122,7 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E002",
             )
         )
-    for key in (
-        "MAX_REQUEST_BYTES",
-        "LIST_PAGE_SIZE",
-        "TEXT_BUDGET_BYTES",
-        "TTL_MS",
-        "API_KEY_DEFAULT_EXPIRY_DAYS",
-    ):
+    for key in POSITIVE_INTEGER_KEYS:
         value = values.get(key)
         if value is not None and (
             not isinstance(value, int)
@@ -135,6 +145,29 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                             id="mcp_endpoint.E004",
                         )
                     )
+    depth = values.get("MAX_JSON_DEPTH")
+    if depth is not None and (
+        not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_JSON_DEPTH
+    ):
+        errors.append(
+            Error(
+                f"{label}['MAX_JSON_DEPTH'] must be an integer from 1 to {MAX_JSON_DEPTH}.",
+                hint="Python's JSON decoder recurses once per level and stops near 1,000 "
+                "levels; a body nested that deep must be refused before it gets there.",
+                id="mcp_endpoint.E042",
+            )
+        )
+    budget = values.get("BATCH_TIME_BUDGET", 1.0)
+    if budget is not None and (
+        not isinstance(budget, int | float) or isinstance(budget, bool) or not budget >= 0
+    ):
+        errors.append(
+            Error(
+                f"{label}['BATCH_TIME_BUDGET'] must be a number of seconds (0 or more) or None.",
+                hint="Keep it below the server's worker timeout (gunicorn's --timeout).",
+                id="mcp_endpoint.E043",
+            )
+        )
     errors.extend(_check_rate_and_key_cache(label, values))
     if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
         errors.append(

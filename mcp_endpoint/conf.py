@@ -37,6 +37,22 @@ DEFAULTS: dict[str, Any] = {
     "PROTOCOL_VERSIONS": list(ALL_VERSIONS),
     # Requests with a larger body are refused with 413 before they are read.
     "MAX_REQUEST_BYTES": 1024 * 1024,
+    # Arrays and objects nested deeper than this in a body are a parse error (-32700).
+    "MAX_JSON_DEPTH": 200,
+    # A tool's arguments nested deeper than this are invalid_arguments.
+    "MAX_ARGUMENT_DEPTH": 32,
+    # Messages in one legacy batch; a longer batch is refused (-32600).
+    "MAX_BATCH_SIZE": 50,
+    # Seconds one batch may spend; messages not started by then are answered with an
+    # error each instead of running (the first always runs). None for no budget.
+    "BATCH_TIME_BUDGET": 20.0,
+    # Longest string a viewset list tool passes on as a query parameter (search, filters);
+    # shown as maxLength in the tool's input schema.
+    "MAX_QUERY_ARGUMENT_LENGTH": 500,
+    # Database or cache unreachable: answered 503 with this Retry-After (seconds), and
+    # logged once per outage kind per worker per this many seconds.
+    "OUTAGE_RETRY_AFTER": 5,
+    "OUTAGE_LOG_INTERVAL": 60,
     # Origins allowed besides django-cors-headers' own list. Loopback on any port is always
     # allowed; entries are exact origins ("https://claude.ai") or "*.example.com" host globs.
     "ALLOWED_ORIGINS": [

@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import calllog
+from mcp_endpoint import calllog, outages
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -52,7 +52,14 @@ from mcp_endpoint.resources import (
     ResourceRegistry,
     ResourceTemplate,
 )
-from mcp_endpoint.tools import FunctionTool, Tool, ToolError, ToolRegistry, as_result
+from mcp_endpoint.tools import (
+    FunctionTool,
+    Tool,
+    ToolError,
+    ToolRegistry,
+    as_result,
+    check_arguments,
+)
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
@@ -390,6 +397,7 @@ class Endpoint:
         # A tool that says it only reads runs without a transaction, as a REST GET does.
         writes = not tool.read_only
         try:
+            check_arguments(arguments, self.settings.MAX_ARGUMENT_DEPTH)
             tool.validate(arguments)
             confirm_destructive(self, tool, arguments, call)
             with transaction.atomic() if writes else contextlib.nullcontext():
@@ -407,7 +415,12 @@ class Endpoint:
             raise
         except ToolError as exc:
             return exc.to_result()
-        except Exception:
+        except Exception as exc:
+            kind = outages.diagnose(exc)
+            if kind is not None:
+                # Not the tool's fault, and not for the model to read: the transport answers
+                # 503 with Retry-After, and the client retries the whole request.
+                raise outages.ServiceUnavailable(kind) from exc
             logger.exception("tool %s failed", tool.name)
             return ToolError("Internal error running tool", code="internal_error").to_result()
 

@@ -213,19 +213,38 @@ def confirmation_request(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, 
 def confirm_destructive(
     endpoint: Endpoint, tool: Tool, arguments: Mapping[str, Any], call: Context
 ) -> None:
-    """Ask the user before a destructive tool runs, when the setting and the client allow.
+    """Ask the user before a destructive tool runs, when the setting is on.
 
-    A client that did not declare elicitation is never asked (its own UI sees the tool's
+    A client that declared it has no elicitation is never asked (its own UI sees the tool's
     ``destructiveHint``). On a 2026-07-28 request the question goes out as an
     input-required result whose signed state names the tool and binds the arguments; the
     answer counts only on a retry carrying that state. In a legacy session it is asked
-    during the call. Anything but an accepted ``confirm: true`` leaves the data alone.
+    during the call. A legacy request without a session is refused: its client said at
+    ``initialize`` whether it can be asked, but nothing kept that answer, and running the
+    tool unasked would skip a confirmation the client may have promised its user.
+    Anything but an accepted ``confirm: true`` leaves the data alone.
     """
     if not endpoint.settings.CONFIRM_DESTRUCTIVE_TOOLS or not is_destructive(tool):
         return
     context = call.request_context
-    if not can_ask(context, "elicitation"):
+    if not context.modern and context.session is None:
+        raise ToolError(
+            f"Not done: {tool.name} needs the user's confirmation, and this server cannot "
+            "tell whether this client can ask for it (it keeps no record of this "
+            "connection's initialize). Nothing was changed. What works: a client of the "
+            "2026-07-28 revision, or the server's legacy sessions (SESSIONS) turned on.",
+            code="confirmation_unavailable",
+        )
+    if "elicitation" not in context.client_capabilities:
         return
+    if not can_ask(context, "elicitation"):
+        # Declared, but this answer cannot carry a request to the client (no SSE).
+        raise ToolError(
+            f"Not done: {tool.name} needs the user's confirmation, which can only be asked "
+            "on a streamed answer: send the call with Accept: application/json, "
+            "text/event-stream. Nothing was changed.",
+            code="confirmation_unavailable",
+        )
     question = confirmation_request(tool, arguments)
     if context.modern:
         state = context.request_state

@@ -12,7 +12,9 @@ from mcp_endpoint.protocol import jsonrpc
 def json_response(
     body: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> HttpResponse:
-    content = jsonrpc.dumps(body)
+    # A lone surrogate (JSON allows "\ud800") has no UTF-8 form: written back as the same
+    # JSON escape, so echoing a hostile value can never fail the answer.
+    content = jsonrpc.dumps(body).encode("utf-8", "backslashreplace")
     response = HttpResponse(content, status=status, content_type="application/json")
     for name, value in (headers or {}).items():
         response[name] = value

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -304,4 +304,51 @@ def has_ref_or_type_array(schema: Any) -> bool:
         if "$ref" in schema or isinstance(schema.get("type"), list):
             return True
         return any(has_ref_or_type_array(v) for v in schema.values())
+    return False
+
+
+def bound_strings(
+    schema: Mapping[str, Any], names: Collection[str], max_length: int
+) -> dict[str, Any]:
+    """``schema`` with ``maxLength`` on every free-form string of the properties ``names``.
+
+    Query parameters reach the database as ``LIKE`` patterns and filters; REST bounds them
+    by the request line, a tool call does not. Strings limited to an ``enum`` already are
+    bounded, and a tighter ``maxLength`` stays.
+    """
+    out = dict(schema)
+    properties = dict(out.get("properties") or {})
+    for name in names:
+        if name in properties:
+            properties[name] = _bound(properties[name], max_length)
+    out["properties"] = properties
+    return out
+
+
+def _bound(node: Any, max_length: int) -> Any:
+    if not isinstance(node, Mapping):
+        return node
+    out = dict(node)
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out["maxLength"] = min(int(out.get("maxLength", max_length)), max_length)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [_bound(branch, max_length) for branch in out[key]]
+    for key in ("items", "additionalProperties"):
+        if key in out:
+            out[key] = _bound(out[key], max_length)
+    if isinstance(out.get("properties"), Mapping):
+        out["properties"] = {k: _bound(v, max_length) for k, v in out["properties"].items()}
+    return out
+
+
+def strings_over(value: Any, max_length: int) -> bool:
+    """Whether ``value`` is, or holds (in a list or an object of lookups), a string longer
+    than ``max_length``; arguments are at most ``MAX_ARGUMENT_DEPTH`` deep by now."""
+    if isinstance(value, str):
+        return len(value) > max_length
+    if isinstance(value, list):
+        return any(strings_over(item, max_length) for item in value)
+    if isinstance(value, dict):
+        return any(strings_over(item, max_length) for item in value.values())
     return False

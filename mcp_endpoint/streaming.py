@@ -32,6 +32,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 
+from mcp_endpoint import outages
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
 from mcp_endpoint.responses import empty_response
@@ -254,6 +255,8 @@ def run_call(
         answer = endpoint.handle(message, context)
     except StreamClosed:
         logger.info("tool call %s cancelled: the client closed the stream", message.get("id"))
+    except outages.ServiceUnavailable as exc:
+        answer = outages.error_body(message.get("id"), exc, endpoint.settings)
     except Exception:
         logger.exception("MCP request failed")
         answer = jsonrpc.error(message.get("id"), jsonrpc.INTERNAL_ERROR, "Internal error")

@@ -13,6 +13,7 @@ import ipaddress
 import logging
 import math
 import re
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -25,8 +26,9 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
 
-from mcp_endpoint import authentication, sessions, streaming, throttling
+from mcp_endpoint import authentication, outages, sessions, streaming, throttling
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.server import RequestContext, unsupported_version
 from mcp_endpoint.protocol.versions import (
     DEFAULT_LEGACY_HEADER_VERSION,
@@ -65,8 +67,26 @@ class MCPView(View):
 
     endpoint: Endpoint | None = None
     http_method_names = ["post", "options", "get", "delete", "put", "patch", "head"]
+    # The body as a message, or why it is not one; read and parsed once per request (Django
+    # makes a view instance per request).
+    _parsed: tuple[Any, ProtocolError | None] | None = None
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        assert self.endpoint is not None
+        try:
+            return self.route(request)
+        except Exception as exc:
+            # Tools have their own boundary; this one keeps a JSON-RPC body on any other
+            # fault, and tells an outage (503, logged once in a while) from a bug (500).
+            kind = outages.diagnose(exc)
+            if kind is not None:
+                return self.unavailable(request, outages.ServiceUnavailable(kind), exc)
+            logger.exception("MCP request failed")
+            return error_response(
+                500, jsonrpc.INTERNAL_ERROR, "Internal error", request_id=self.request_id(request)
+            )
+
+    def route(self, request: HttpRequest) -> HttpResponseBase:
         assert self.endpoint is not None
         if self.endpoint.settings.LOOPBACK_ONLY and not is_loopback(
             request.META.get("REMOTE_ADDR")
@@ -75,6 +95,7 @@ class MCPView(View):
                 403,
                 jsonrpc.REQUEST_REFUSED,
                 "Forbidden: this endpoint answers loopback clients only",
+                request_id=self.request_id(request),
             )
         if not self.origin_allowed(request):
             return error_response(
@@ -82,6 +103,7 @@ class MCPView(View):
                 jsonrpc.REQUEST_REFUSED,
                 "Forbidden: Origin not allowed",
                 {"origin": request.META.get("HTTP_ORIGIN")},
+                request_id=self.request_id(request),
             )
         if request.method == "OPTIONS":
             response = empty_response(204)
@@ -94,14 +116,55 @@ class MCPView(View):
                 405,
                 jsonrpc.REQUEST_REFUSED,
                 f"Method Not Allowed: send JSON-RPC messages with POST, not {request.method}",
+                request_id=self.request_id(request),
                 headers={"Allow": self.allowed_methods_header()},
             )
+        return self.post(request)
+
+    def unavailable(
+        self, request: HttpRequest, exc: outages.ServiceUnavailable, cause: BaseException
+    ) -> HttpResponse:
+        assert self.endpoint is not None
+        exc.__cause__ = cause
+        body = outages.error_body(self.request_id(request), exc, self.endpoint.settings)
+        return self.json_answer(body, 503)
+
+    def json_answer(self, answer: Any, status: int) -> HttpResponse:
+        """An answer as JSON; a 503 (an outage) says when to retry."""
+        assert self.endpoint is not None
+        headers = {"Retry-After": str(self.endpoint.settings.OUTAGE_RETRY_AFTER)}
+        return json_response(answer, status, headers if status == 503 else None)
+
+    # -- the body, read once -----------------------------------------------------------
+
+    def parsed(self, request: HttpRequest) -> tuple[Any, ProtocolError | None]:
+        """The body as a message and None, or None and the parse error (``-32700``).
+
+        Raises :class:`RequestDataTooBig` when the body is over the size limit.
+        """
+        assert self.endpoint is not None
+        if self._parsed is None:
+            settings = self.endpoint.settings
+            limit: int = settings.MAX_REQUEST_BYTES
+            if declared_length(request) > limit:
+                raise RequestDataTooBig(f"Request body over the limit of {limit} bytes")
+            body = request.body
+            if len(body) > limit:
+                raise RequestDataTooBig(f"Request body over the limit of {limit} bytes")
+            try:
+                self._parsed = (jsonrpc.loads(body, settings.MAX_JSON_DEPTH), None)
+            except ProtocolError as exc:
+                self._parsed = (None, exc)
+        return self._parsed
+
+    def request_id(self, request: HttpRequest) -> jsonrpc.RequestId | None:
+        """The id of the body's message, for an error answer; None when there is none to
+        read (no body, over the size limit, not JSON, a batch)."""
         try:
-            return self.post(request)
-        except Exception:
-            # Tools have their own boundary; this one keeps a JSON-RPC body on any other fault.
-            logger.exception("MCP request failed")
-            return error_response(500, jsonrpc.INTERNAL_ERROR, "Internal error")
+            message, problem = self.parsed(request)
+        except (RequestDataTooBig, OSError):
+            return None  # OSError: the client went away while sending the body
+        return jsonrpc.request_id_of(message) if problem is None else None
 
     def allowed_methods_header(self) -> str:
         assert self.endpoint is not None
@@ -116,13 +179,15 @@ class MCPView(View):
         context = RequestContext(era=LEGACY, credential=credential, transport=request)
         return sessions.end_session(self.endpoint, request, context)
 
-    def authenticate(self, request: HttpRequest) -> tuple[Any, HttpResponse | None]:
+    def authenticate(
+        self, request: HttpRequest, request_id: jsonrpc.RequestId | None = None
+    ) -> tuple[Any, HttpResponse | None]:
         """The request's credential (None when it has none and needs none), or a 401."""
-        credential, _, refusal = self.authenticate_with_request(request)
+        credential, _, refusal = self.authenticate_with_request(request, request_id)
         return credential, refusal
 
     def authenticate_with_request(
-        self, request: HttpRequest
+        self, request: HttpRequest, request_id: jsonrpc.RequestId | None = None
     ) -> tuple[Any, Request, HttpResponse | None]:
         """The credential, the one DRF request it was read from, and a 401 or None."""
         assert self.endpoint is not None
@@ -131,9 +196,11 @@ class MCPView(View):
         try:
             credential = authentication.authenticate(drf_request)
         except authentication.CredentialRefused:
-            return None, drf_request, self.unauthorized(request, refused=True)
+            refused = self.unauthorized(request, refused=True, request_id=request_id)
+            return None, drf_request, refused
         if credential is None and settings.REQUIRE_CREDENTIAL:
-            return None, drf_request, self.unauthorized(request, refused=False)
+            missing = self.unauthorized(request, refused=False, request_id=request_id)
+            return None, drf_request, missing
         return credential, drf_request, None
 
     # -- before any method -------------------------------------------------------------
@@ -149,11 +216,7 @@ class MCPView(View):
         assert self.endpoint is not None
         settings = self.endpoint.settings
         limit: int = settings.MAX_REQUEST_BYTES
-        try:
-            declared = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            declared = 0
-        if declared > limit:
+        if declared_length(request) > limit:
             return self.too_large(limit)
         content_type = request.META.get("CONTENT_TYPE", "")
         if content_type and not is_json_media_type(content_type):
@@ -162,19 +225,20 @@ class MCPView(View):
                 jsonrpc.INVALID_REQUEST,
                 f"Unsupported Media Type {content_type.split(';')[0]!r}: send the JSON-RPC "
                 "message as Content-Type: application/json",
+                request_id=self.request_id(request),
             )
 
-        # Read (not parse) the body before the credential step, so an authentication class
-        # that looks at the body finds it cached rather than consumed.
+        # Read and parse the body before the credential step: an authentication class that
+        # looks at the body finds it cached rather than consumed, and the refusals below
+        # can name the request's id. A parse error is answered only after them.
         try:
-            body = request.body
+            message, problem = self.parsed(request)
         except RequestDataTooBig:
-            # Django's own cap (DATA_UPLOAD_MAX_MEMORY_SIZE) is lower than the setting's.
+            # Django's own cap (DATA_UPLOAD_MAX_MEMORY_SIZE) may be lower than the setting's.
             return self.too_large(min(limit, django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE))
-        if len(body) > limit:
-            return self.too_large(limit)
+        request_id = self.request_id(request)
 
-        credential, drf_request, refusal = self.authenticate_with_request(request)
+        credential, drf_request, refusal = self.authenticate_with_request(request, request_id)
         if refusal is not None:
             return refusal
         limits = throttling.RateLimits(
@@ -184,12 +248,8 @@ class MCPView(View):
             settings.PROTOCOL_RATE,
         )
 
-        try:
-            message = jsonrpc.loads(body)
-        except UnicodeDecodeError:
-            return error_response(400, jsonrpc.PARSE_ERROR, "Parse error: the body is not UTF-8")
-        except ValueError:
-            return error_response(400, jsonrpc.PARSE_ERROR, "Parse error: the body is not JSON")
+        if problem is not None:
+            return error_response(400, problem.code, problem.message, problem.data)
         return self.answer(request, message, credential, limits)
 
     def rate_limited(self, wait: float, request_id: Any = None) -> HttpResponse:
@@ -211,7 +271,13 @@ class MCPView(View):
             {"limit": limit},
         )
 
-    def unauthorized(self, request: HttpRequest, *, refused: bool) -> HttpResponse:
+    def unauthorized(
+        self,
+        request: HttpRequest,
+        *,
+        refused: bool,
+        request_id: jsonrpc.RequestId | None = None,
+    ) -> HttpResponse:
         assert self.endpoint is not None
         metadata_url = request.build_absolute_uri(
             "/.well-known/oauth-protected-resource" + request.path.rstrip("/")
@@ -231,6 +297,7 @@ class MCPView(View):
             401,
             jsonrpc.UNAUTHORIZED,
             message,
+            request_id=request_id,
             headers={"WWW-Authenticate": "Bearer " + ", ".join(params)},
         )
 
@@ -271,12 +338,15 @@ class MCPView(View):
         assert self.endpoint is not None
         if streaming.wanted(self.endpoint, request, message, context):
             return streaming.respond(
-                self.endpoint, request, message, context, self.status_of, json_response
+                self.endpoint, request, message, context, self.status_of, self.json_answer
             )
-        answer = self.endpoint.handle(message, context)
+        try:
+            answer = self.endpoint.handle(message, context)
+        except outages.ServiceUnavailable as exc:
+            answer = outages.error_body(jsonrpc.request_id_of(message), exc, self.endpoint.settings)
         if answer is None:
             return empty_response(202)
-        return json_response(answer, self.status_of(answer, context.era))
+        return self.json_answer(answer, self.status_of(answer, context.era))
 
     def answer_batch(
         self,
@@ -286,17 +356,36 @@ class MCPView(View):
         header_version: str | None,
         limits: throttling.RateLimits,
     ) -> HttpResponse:
+        assert self.endpoint is not None
+        settings = self.endpoint.settings
         if not batch:
             return error_response(400, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch")
+        size: int = settings.MAX_BATCH_SIZE
+        if len(batch) > size:
+            return error_response(
+                400,
+                jsonrpc.INVALID_REQUEST,
+                f"Invalid Request: a batch holds at most {size} messages, this one {len(batch)}; "
+                "send the messages in smaller batches",
+                {"max_batch_size": size},
+            )
         if any(era_of(m, header_version) == MODERN for m in batch):
             return error_response(
                 400,
                 jsonrpc.INVALID_REQUEST,
                 "Invalid Request: batches are not part of the 2026-07-28 revision",
             )
+        budget: float | None = settings.BATCH_TIME_BUDGET
+        started = time.monotonic()
         answers = []
         waits: list[float] = []
-        for message in batch:
+        for index, message in enumerate(batch):
+            if budget is not None and index and time.monotonic() - started >= budget:
+                # What the budget leaves is answered, not run, so the worker answers before
+                # the server's timeout kills it; the first message always runs.
+                if not (isinstance(message, dict) and "id" not in message):
+                    answers.append(not_run(message, budget))
+                continue
             # Each message counts as it would alone; one over the limit is answered so in its
             # place, and the others still run.
             wait = limits.check(message)
@@ -318,11 +407,15 @@ class MCPView(View):
                 credential=credential,
                 transport=request,
             )
-            if self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
-                refusal = sessions.enter(self.endpoint, request, context, None)  # type: ignore[arg-type]
+            if self.endpoint.settings.SESSIONS:
+                refusal = sessions.enter(self.endpoint, request, context, None)
                 if refusal is not None:
                     return refusal
-            answer = self.endpoint.handle(message, context)  # type: ignore[union-attr]
+            try:
+                answer = self.endpoint.handle(message, context)
+            except outages.ServiceUnavailable as exc:
+                body = outages.error_body(jsonrpc.request_id_of(message), exc, settings)
+                return self.json_answer(body, 503)
             if answer is not None:
                 answers.append(answer)
         headers = {"Retry-After": str(retry_after(max(waits)))} if waits else None
@@ -336,6 +429,8 @@ class MCPView(View):
         error = answer.get("error")
         if error is None:
             return 200
+        if outages.is_outage_error(answer):
+            return 503
         code = error.get("code")
         if code in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST):
             return 400
@@ -406,6 +501,24 @@ class MCPView(View):
                     request_id,
                 )
         return None
+
+
+def not_run(message: Any, budget: float) -> dict[str, Any]:
+    """The answer to a batch message the batch's time budget left no time for."""
+    return jsonrpc.error(
+        jsonrpc.request_id_of(message),
+        jsonrpc.REQUEST_REFUSED,
+        f"Not run: the batch spent its time budget of {budget:g} s before this message; "
+        "send it again, alone or in a smaller batch",
+        {"batch_time_budget": budget},
+    )
+
+
+def declared_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
 
 
 def retry_after(wait: float) -> int:

@@ -10,8 +10,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``STATIC_ROOT``: where ``collectstatic`` puts the files WhiteNoise serves.
 - ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
   default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
-- ``DEMO_MCP_SESSIONS=1`` turns legacy MCP sessions on (``DEMO_MCP_SESSION_IDLE_SECONDS``,
-  ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
+- ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
+  ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
 """
 
 from __future__ import annotations
@@ -124,12 +124,18 @@ else:
     }
 
 if os.environ.get("REDIS_URL"):
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
     CACHES = {
         "default": {
             # Django's Redis cache, reusing its clients (see mcp_endpoint/redis_cache.py).
             "BACKEND": "mcp_endpoint.redis_cache.RedisCache",
             "LOCATION": os.environ["REDIS_URL"],
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "demo"),
+            # Fail fast when Redis is down: redis-py's default retries back off for seconds
+            # per call, holding every request (and its worker) through an outage.
+            "OPTIONS": {"retry": Retry(NoBackoff(), 1), "socket_connect_timeout": 2},
         }
     }
 else:
@@ -229,9 +235,10 @@ MCP_ENDPOINT = {
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),
     # Deleting asks the user first, through clients that can show a confirmation.
     "CONFIRM_DESTRUCTIVE_TOOLS": True,
-    # Legacy sessions: off unless DEMO_MCP_SESSIONS=1 (they need a cache every worker
-    # shares, REDIS_URL in production).
-    "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "") == "1",
+    # Legacy sessions: on (DEMO_MCP_SESSIONS=0 turns them off), so that handshake-era clients
+    # can be asked to confirm a delete; they need a cache every worker shares (REDIS_URL in
+    # production).
+    "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "1") == "1",
     "SESSION_IDLE_SECONDS": int(os.environ.get("DEMO_MCP_SESSION_IDLE_SECONDS", "600")),
     "SESSIONS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_SESSIONS_PER_CREDENTIAL", "8")),
 }

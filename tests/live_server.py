@@ -53,6 +53,8 @@ def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> di
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = "project.settings"
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # The suite's servers are stateless unless a test asks for the demo's sessions ("1").
+    env.setdefault("DEMO_MCP_SESSIONS", "0")
     if not env.get("DATABASE_URL"):
         env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if not env.get("REDIS_URL"):

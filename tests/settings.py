@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from project.settings import *  # noqa: F403
-from project.settings import INSTALLED_APPS
+from project.settings import INSTALLED_APPS, MCP_ENDPOINT
 from tests.hosts import host_apps
 
 INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]
@@ -13,3 +13,6 @@ ROOT_URLCONF = "tests.urls"
 # live servers run the demo's own settings, where WhiteNoise serves what collectstatic made.
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
+# The demo turns sessions and delete confirmation on; the suite starts from the library's
+# defaults, and the tests of those features turn them on themselves.
+MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": False}

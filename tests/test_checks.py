@@ -170,6 +170,48 @@ def test_e003_bad_integers(make_endpoint: MakeEndpoint, key: str, value: Any) ->
     assert key in message.msg
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        "MAX_ARGUMENT_DEPTH",
+        "MAX_BATCH_SIZE",
+        "MAX_QUERY_ARGUMENT_LENGTH",
+        "OUTAGE_RETRY_AFTER",
+        "OUTAGE_LOG_INTERVAL",
+    ],
+)
+def test_e003_limits_are_positive_integers(make_endpoint: MakeEndpoint, key: str) -> None:
+    make_endpoint(**{key: 0})
+    assert key in only(check_settings, "mcp_endpoint.E003").msg
+
+
+@pytest.mark.parametrize("value", [0, 501, 2.5, "deep", True])
+def test_e042_json_depth_out_of_range(make_endpoint: MakeEndpoint, value: Any) -> None:
+    make_endpoint(MAX_JSON_DEPTH=value)
+    message = only(check_settings, "mcp_endpoint.E042")
+    assert "MAX_JSON_DEPTH" in message.msg
+    assert message.hint
+
+
+@pytest.mark.parametrize("value", [1, 200, 500])
+def test_e042_json_depth_in_range(make_endpoint: MakeEndpoint, value: int) -> None:
+    make_endpoint(MAX_JSON_DEPTH=value)
+    assert messages(check_settings, "mcp_endpoint.E042") == []
+
+
+@pytest.mark.parametrize("value", [-1, "20s", True, float("nan")])
+def test_e043_batch_time_budget(make_endpoint: MakeEndpoint, value: Any) -> None:
+    make_endpoint(BATCH_TIME_BUDGET=value)
+    message = only(check_settings, "mcp_endpoint.E043")
+    assert "BATCH_TIME_BUDGET" in message.msg and message.hint
+
+
+@pytest.mark.parametrize("value", [None, 0, 2.5, 20])
+def test_e043_batch_time_budget_fine(make_endpoint: MakeEndpoint, value: Any) -> None:
+    make_endpoint(BATCH_TIME_BUDGET=value)
+    assert messages(check_settings, "mcp_endpoint.E043") == []
+
+
 def test_e003_zero_ttl_is_fine(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(TTL_MS=0, LIST_PAGE_SIZE=1)
     assert messages(check_settings, "mcp_endpoint.E003") == []

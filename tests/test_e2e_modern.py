@@ -103,6 +103,14 @@ def answering(confirm: bool, asked: list[Any]) -> Any:
     return callback
 
 
+def declining(asked: list[Any]) -> Any:
+    async def callback(context: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    return callback
+
+
 def results(exchange: Exchange) -> list[dict[str, Any]]:
     found = []
     for entry in exchange.entries:
@@ -165,6 +173,61 @@ def test_legacy_mode_confirms_through_a_request_in_the_session(host: Host, confi
     # The client's answer to the server's elicitation/create went back as a POST.
     assert any("result" in b and "method" not in b for b in sent), exchange
     assert not any(r.get("result", {}).get("resultType") for r in results(exchange))
+
+
+@pytest.fixture(scope="module")
+def sessionless_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+    """The demo with legacy sessions turned off (the library's default)."""
+    workdir: Path = tmp_path_factory.mktemp("e2e-sessionless")
+    env = {
+        "DEMO_MCP_SESSIONS": "0",
+        "CACHE_KEY_PREFIX": f"mcp_e2e_sessionless_{secrets.token_hex(4)}",
+        "DATABASE_URL": "",
+    }
+    with LiveServer(workdir, workers=1, env=env) as server:
+        manage(server.env, "seed_demo")
+        yield Host(server, create_key(server.env, "alice", "read write"))
+
+
+def test_legacy_mode_without_sessions_is_refused_and_nothing_is_deleted(
+    sessionless_host: Host,
+) -> None:
+    # The SDK declares elicitation at initialize, but with sessions off nothing keeps that:
+    # the server cannot ask, so it refuses rather than delete unconfirmed.
+    host = sessionless_host
+    pk = host.new_task()
+    asked: list[Any] = []
+    outcome: dict[str, Any] = {}
+
+    async def scenario(client: Client) -> None:
+        assert client.protocol_version == LEGACY
+        outcome["result"] = await client.call_tool("delete_task", {"id": pk})
+
+    exchange = run(host.url(), host.key, "legacy", scenario, elicitation_callback=declining(asked))
+    result = outcome["result"]
+    assert asked == []
+    assert result.is_error is True, result
+    error = result.structured_content["error"]
+    assert error["code"] == "confirmation_unavailable"
+    assert "2026-07-28" in error["message"] and "SESSIONS" in error["message"]
+    assert host.task_exists(pk)
+    assert not any("mcp-session-id" in e.get("headers", {}) for e in exchange.entries)
+
+
+def test_legacy_mode_in_a_session_declines_and_nothing_is_deleted(host: Host) -> None:
+    # The demo's way: sessions on, so the same client is asked, and its "decline" holds.
+    pk = host.new_task()
+    asked: list[Any] = []
+    outcome: dict[str, Any] = {}
+
+    async def scenario(client: Client) -> None:
+        outcome["result"] = await client.call_tool("delete_task", {"id": pk})
+
+    run(host.url(), host.key, "legacy", scenario, elicitation_callback=declining(asked))
+    assert len(asked) == 1
+    assert outcome["result"].is_error is True
+    assert outcome["result"].structured_content["error"]["code"] == "not_confirmed"
+    assert host.task_exists(pk)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -80,7 +80,7 @@ def host(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         pytest.skip(reason)
     workdir: Path = tmp_path_factory.mktemp(f"e2e-ts-{request.param}")
     env = {
-        "DEMO_MCP_SESSIONS": "1" if request.param == "sessions" else "",
+        "DEMO_MCP_SESSIONS": "1" if request.param == "sessions" else "0",
         "CACHE_KEY_PREFIX": f"mcp_e2e_ts_{secrets.token_hex(4)}",
         "DATABASE_URL": "",
     }
@@ -141,12 +141,14 @@ def test_v2_client_without_elicitation_is_not_asked(host: Host) -> None:
 
 def test_v2_client_in_legacy_mode_is_asked_only_in_a_session(host: Host) -> None:
     # In a legacy session the question is a request the server sends during the call;
-    # without a session the server cannot know the client's capabilities and never asks.
+    # without a session the server cannot know the client's capabilities: it refuses.
     pk = host.new_task()
     outcome = host.node("modern.mjs", "delete_task", json.dumps({"id": pk}), "legacy",
                         MCP_CONFIRM="decline")  # fmt: skip
     assert outcome["protocolVersion"] == "2025-11-25"
     in_session = host.server.env.get("DEMO_MCP_SESSIONS") == "1"
     assert len(outcome["asked"]) == (1 if in_session else 0)
-    assert outcome["result"]["isError"] is in_session
-    assert host.task_exists(pk) is in_session
+    assert outcome["result"]["isError"] is True
+    code = "not_confirmed" if in_session else "confirmation_unavailable"
+    assert outcome["result"]["structuredContent"]["error"]["code"] == code
+    assert host.task_exists(pk)

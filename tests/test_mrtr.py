@@ -387,11 +387,66 @@ def test_a_client_without_elicitation_is_never_asked(alice_rounds: Rounds, task:
 
 
 @pytest.mark.usefixtures("confirming")
-def test_a_legacy_client_without_a_session_is_never_asked(
+def test_a_legacy_client_without_a_session_is_refused_not_asked(
     mcp_client: Callable[..., MCPClient], alice_key: str, task: Task
 ) -> None:
+    # Whether it could be asked was said at initialize, which nothing kept: refused, and
+    # told what works.
     result = mcp_client(alice_key).call("delete_task", {"id": task.pk})
-    assert result["isError"] is False
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "confirmation_unavailable"
+    assert "2026-07-28" in error["message"] and "SESSIONS" in error["message"]
+    assert Task.objects.filter(pk=task.pk).exists()
+
+
+@pytest.mark.usefixtures("confirming")
+def test_a_legacy_session_that_cannot_stream_is_refused(
+    settings: Any, mcp_client: Callable[..., MCPClient], alice_key: str, task: Task
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+    rpc = mcp_client(alice_key)
+    opened = rpc.request(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {}},
+    )
+    session = opened["Mcp-Session-Id"]
+    response = rpc.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "delete_task", "arguments": {"id": task.pk}},
+        },
+        headers={"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"},
+    )
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "confirmation_unavailable"
+    assert "text/event-stream" in result["structuredContent"]["error"]["message"]
+    assert Task.objects.filter(pk=task.pk).exists()
+
+
+@pytest.mark.usefixtures("confirming")
+def test_a_legacy_session_without_elicitation_is_never_asked(
+    settings: Any, mcp_client: Callable[..., MCPClient], alice_key: str, task: Task
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+    rpc = mcp_client(alice_key)
+    opened = rpc.request(
+        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}}
+    )
+    response = rpc.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "delete_task", "arguments": {"id": task.pk}},
+        },
+        headers={"Mcp-Session-Id": opened["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"},
+    )
+    assert response.json()["result"]["isError"] is False
     assert not Task.objects.filter(pk=task.pk).exists()
 
 

@@ -650,3 +650,29 @@ def test_the_view_gets_the_request_a_rest_call_would_give_it(
         "messages": ["Probed."],  # message storage works on the inner request
     }
     assert rest == seen
+
+
+# -- query strings are bounded ------------------------------------------------------------------
+
+
+@drf_urls
+def test_query_strings_are_bounded_and_say_so(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, alice: Any, bob: Any
+) -> None:
+    properties = drf_tools["list_people"]["inputSchema"]["properties"]
+    assert properties["search"]["maxLength"] == 500
+    # An enum is bounded already; a body field keeps the serializer's own bounds.
+    assert "maxLength" not in properties["ordering"]
+    assert ok(drf_rpc.call("list_people", {"search": "b" * 500}))["results"] == []
+    refused = drf_rpc.call("list_people", {"search": "b" * 501})
+    assert refused["isError"] is True
+    error = refused["structuredContent"]["error"]
+    assert error["code"] == "invalid_arguments"
+    assert error["fields"] == {"search": ["Ensure this field has no more than 500 characters."]}
+
+
+def test_the_product_bounds_its_query_strings_too(product_tools: dict[str, Any]) -> None:
+    properties = product_tools["list_tasks"]["inputSchema"]["properties"]
+    assert properties["search"]["maxLength"] == 500
+    assert "maxLength" not in properties["status"]  # a choice is bounded by its enum
+    assert "maxLength" not in product_tools["create_task"]["inputSchema"]["properties"]["status"]

@@ -44,7 +44,12 @@ def _private_cache(settings: Any) -> None:
 
 @pytest.fixture
 def sessions_on(settings: Any) -> dict[str, Any]:
-    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+    # As the demo runs: sessions, and deletes confirmed by the user.
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "SESSIONS": True,
+        "CONFIRM_DESTRUCTIVE_TOOLS": True,
+    }
     return settings.MCP_ENDPOINT  # type: ignore[no-any-return]
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from mcp_endpoint import site
 from mcp_endpoint.models import APIKey
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
+from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
 
 pytestmark = pytest.mark.django_db
@@ -112,7 +113,7 @@ def test_string_and_integer_ids_are_echoed(rpc: MCPClient) -> None:
 )
 def test_wrong_content_type(rpc: MCPClient, content_type: str) -> None:
     response = rpc.post(None, raw=json.dumps(PING).encode(), content_type=content_type)
-    error = rpc_error(response, 415, -32600)
+    error = rpc_error(response, 415, -32600, 1)
     assert "application/json" in error["message"]
     assert content_type in error["message"]
 
@@ -165,6 +166,59 @@ def test_limit_back_to_default_after_override(rpc: MCPClient) -> None:
     # The override of the test above does not outlive it (conf reloads on setting_changed).
     big = {**PING, "params": {"_meta": {"padding": "x" * 10_000}}}
     assert rpc.post(big).status_code == 200
+
+
+# -- nesting depth ----------------------------------------------------------------------------
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [1000, 100_000])
+def test_json_nested_too_deep_is_a_parse_error(rpc: MCPClient, depth: int) -> None:
+    raw = b"[" * depth + b"]" * depth
+    error = rpc_error(rpc.post(None, raw=raw), 400, -32700)
+    assert "deeper than 200" in error["message"]
+    assert error["data"] == {"max_depth": 200}
+
+
+def test_json_depth_limit_is_a_setting(rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_JSON_DEPTH": 10}
+    # The message object and params are two levels: 8 more fit, 9 do not.
+    fits = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": nested(7)}}
+    assert rpc.post(fits).json()["result"] == {}
+    deeper = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": nested(9)}}
+    error = rpc_error(rpc.post(deeper), 400, -32700)
+    assert "deeper than 10" in error["message"]
+
+
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_numbers_json_does_not_have_are_a_parse_error(rpc: MCPClient, constant: bytes) -> None:
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + constant + b"}}"
+    rpc_error(rpc.post(None, raw=raw), 400, -32700)
+
+
+# -- the id in every error answer ----------------------------------------------------------
+
+
+def test_a_405_names_the_request_id(rpc: MCPClient) -> None:
+    response = rpc.client.put(
+        "/mcp",
+        data=json.dumps({**PING, "id": "put-1"}),
+        content_type="application/json",
+        headers=rpc.headers(),
+    )
+    rpc_error(response, 405, -32000, "put-1")
+
+
+def test_a_parse_error_after_the_credential_step(mcp_client: Callable[..., MCPClient]) -> None:
+    # Without a credential a body that is not JSON is a 401 first, with no id to name.
+    response = mcp_client().post(None, raw=b"{not json")
+    rpc_error(response, 401, -32001)
 
 
 # -- batches ----------------------------------------------------------------------------------
@@ -235,6 +289,47 @@ def test_batch_mixing_eras_is_refused(rpc: MCPClient) -> None:
         ]
     )
     rpc_error(response, 400, -32600)
+
+
+def test_batch_over_the_size_limit_says_the_limit(rpc: MCPClient, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_BATCH_SIZE": 3}
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(4)]
+    error = rpc_error(rpc.post(pings), 400, -32600)
+    assert "at most 3" in error["message"]
+    assert error["data"] == {"max_batch_size": 3}
+    assert len(rpc.post(pings[:3]).json()) == 3
+
+
+def test_a_batch_past_its_time_budget_answers_the_rest_unrun(
+    rpc: MCPClient, settings: Any, project: Project
+) -> None:
+    # A budget of 0 s is spent once the first message has run: every later message is
+    # answered without running (the create below never happens), notifications are dropped.
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "BATCH_TIME_BUDGET": 0}
+    tasks = Task.objects.count()
+    create = {"name": "create_task", "arguments": {"project": project.pk, "title": "Late"}}
+    response = rpc.post(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": create},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": "three", "method": "tools/list"},
+        ]
+    )
+    assert response.status_code == 200
+    answers = response.json()
+    assert [a["id"] for a in answers] == [1, 2, "three"]
+    assert answers[0]["result"] == {}
+    for answer in answers[1:]:
+        assert answer["error"]["code"] == -32000
+        assert "time budget" in answer["error"]["message"]
+        assert answer["error"]["data"] == {"batch_time_budget": 0}
+    assert Task.objects.count() == tasks
+
+
+def test_a_batch_within_its_budget_runs_whole(rpc: MCPClient) -> None:
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(5)]
+    assert [a["result"] for a in rpc.post(pings).json()] == [{}] * 5
 
 
 def test_batch_under_a_modern_header_is_refused(rpc: MCPClient) -> None:
@@ -315,7 +410,7 @@ def challenge_params(header: str) -> dict[str, str]:
 
 def test_no_credential(mcp_client: Callable[..., MCPClient]) -> None:
     response = mcp_client().post(PING)
-    error = rpc_error(response, 401, -32001)
+    error = rpc_error(response, 401, -32001, 1)
     assert "Bearer" in error["message"]
     params = challenge_params(response["WWW-Authenticate"])
     assert params["resource_metadata"] == METADATA_URL
@@ -328,18 +423,18 @@ def test_no_credential_at_the_slash_url_names_the_same_metadata(
     mcp_client: Callable[..., MCPClient],
 ) -> None:
     response = mcp_client(url="/mcp/").post(PING)
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
     assert challenge_params(response["WWW-Authenticate"])["resource_metadata"] == METADATA_URL
 
 
 @pytest.mark.parametrize("method", ["initialize", "ping", "server/discover"])
 def test_every_method_needs_a_credential(mcp_client: Callable[..., MCPClient], method: str) -> None:
-    rpc_error(mcp_client().request(method, {}), 401, -32001)
+    rpc_error(mcp_client().request(method, {}), 401, -32001, 1)
 
 
 def refused(mcp_client: Callable[..., MCPClient], key: str) -> tuple[bytes, str]:
     response = mcp_client(key).post(PING)
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
     params = challenge_params(response["WWW-Authenticate"])
     assert params["error"] == "invalid_token"
     assert params["resource_metadata"] == METADATA_URL
@@ -383,7 +478,7 @@ def test_non_bearer_authorization_is_refused(client: Client) -> None:
         content_type="application/json",
         headers={"Authorization": "Basic YWxpY2U6cHc="},
     )
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
 
 
@@ -410,7 +505,7 @@ def test_a_valid_key_is_accepted(rpc: MCPClient) -> None:
 )
 def test_disallowed_origin(rpc: MCPClient, origin: str) -> None:
     response = rpc.post(PING, headers={"Origin": origin})
-    error = rpc_error(response, 403, -32000)
+    error = rpc_error(response, 403, -32000, 1)
     assert "Origin" in error["message"]
     assert error["data"] == {"origin": origin}
 
@@ -419,7 +514,7 @@ def test_disallowed_origin_is_refused_before_the_credential(
     mcp_client: Callable[..., MCPClient],
 ) -> None:
     response = mcp_client().post(PING, headers={"Origin": "https://evil.example"})
-    rpc_error(response, 403, -32000)
+    rpc_error(response, 403, -32000, 1)
 
 
 @pytest.mark.parametrize(
@@ -471,7 +566,7 @@ def test_loopback_only(client: Client, alice_key: str, settings: Any) -> None:
     assert local.status_code == 200
     for address in ("10.0.0.5", "2001:db8::1", ""):
         remote = client.post("/mcp", body, "application/json", headers=headers, REMOTE_ADDR=address)
-        error = rpc_error(remote, 403, -32000)
+        error = rpc_error(remote, 403, -32000, 1)
         assert "loopback" in error["message"]
     ipv6 = client.post("/mcp", body, "application/json", headers=headers, REMOTE_ADDR="::1")
     assert ipv6.status_code == 200
@@ -622,7 +717,7 @@ def test_csrf_is_not_enforced_even_without_a_credential(alice: Any) -> None:
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(alice)
     response = browser.post("/mcp", data=json.dumps(PING), content_type="application/json")
-    rpc_error(response, 401, -32001)
+    rpc_error(response, 401, -32001, 1)
 
 
 def test_the_rest_api_does_enforce_csrf_for_sessions(alice: Any) -> None:

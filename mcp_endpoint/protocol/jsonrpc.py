@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import secrets
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -83,6 +85,98 @@ def parse(message: Any) -> Request:
     return Request(method=method, params=params, id=request_id if has_id else None)
 
 
+def loads(body: bytes, max_depth: int) -> Any:
+    """A message parsed from a request body, or :class:`ProtocolError` ``-32700``.
+
+    Strict JSON: ``NaN`` and ``Infinity`` are not JSON (nor is a number that overflows to
+    infinity, ``1e999``), and nothing nests deeper than
+    ``max_depth`` arrays and objects (the decoder recurses, so a body of 100,000 ``[`` would
+    otherwise end in a ``RecursionError``).
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(PARSE_ERROR, "Parse error: the body is not UTF-8") from exc
+    try:
+        message = _DECODER.decode(text)
+    except RecursionError as exc:
+        raise _too_deep(max_depth) from exc
+    except ValueError as exc:
+        raise ProtocolError(PARSE_ERROR, f"Parse error: the body is not JSON ({exc})") from exc
+    # Depth cannot exceed the number of brackets, which is cheap to count: most messages
+    # never need the walk.
+    openers = body.count(b"[") + body.count(b"{")
+    if openers > max_depth and depth_exceeds(message, max_depth):
+        raise _too_deep(max_depth)
+    return message
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    # 1e999 is valid JSON but no float: it would come back out as Infinity, which is not.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
+
+
+# One decoder for every request: json.loads with options would build a new one each time.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _too_deep(max_depth: int) -> ProtocolError:
+    return ProtocolError(
+        PARSE_ERROR,
+        f"Parse error: the body nests arrays and objects deeper than {max_depth} levels",
+        {"max_depth": max_depth},
+    )
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep.
+
+    Level by level rather than recursive, so that it is safe on any value the decoder
+    produced; a scalar is depth 0.
+    """
+    level: list[Any] = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if isinstance(node, dict) else node
+            below.extend(c for c in children if isinstance(c, dict | list))
+        level = below
+    return False
+
+
+# Characters no value a handler sees may hold: NUL (PostgreSQL text refuses it, C libraries
+# cut at it) and UTF-16 surrogates, which JSON can escape but which are not characters and
+# have no UTF-8 form.
+FORBIDDEN_CHARACTERS = re.compile("[\x00\ud800-\udfff]")
+
+
+def holds_forbidden_characters(value: Any) -> bool:
+    """Whether any string in ``value`` (keys included) holds a NUL or a surrogate."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if FORBIDDEN_CHARACTERS.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 def request_id_of(message: Any) -> RequestId | None:
     """The id to echo in an error about ``message``, when it has a usable one."""
     if isinstance(message, dict):
@@ -121,14 +215,6 @@ class Encoded(dict[str, Any]):
 
 # A string no answer can contain by accident: NUL characters and a per-process secret.
 _SPLICE = f"\x00{secrets.token_hex(8)}:"
-
-
-def loads(body: bytes) -> Any:
-    """A request body as JSON: ``UnicodeDecodeError`` or ``ValueError`` when it is not.
-
-    The one place the transport decodes JSON, as :func:`dumps` is the one place it encodes.
-    """
-    return json.loads(body.decode("utf-8"))
 
 
 def encode(value: Any) -> str:

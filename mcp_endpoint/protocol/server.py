@@ -155,6 +155,12 @@ class Server:
         handler = METHODS.get(request.method)
         if handler is None:
             raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        if request.method != "tools/call" and jsonrpc.holds_forbidden_characters(request.params):
+            # A tool call's arguments get the same check as a tool error the model can read.
+            raise ProtocolError(
+                jsonrpc.INVALID_PARAMS,
+                "Invalid params: null characters and lone surrogates are not allowed",
+            )
         rounds = context.modern and request.method in mrtr.INPUT_REQUIRED_METHODS
         if rounds:
             mrtr.read_round(request.method, request.params, context, self.state_codec)

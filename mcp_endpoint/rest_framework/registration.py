@@ -229,6 +229,7 @@ class ViewSetRegistration:
             filter_lookups=settings.FILTER_LOOKUPS,
             array_bodies=settings.ARRAY_BODIES,
             large_choice_list=settings.LARGE_CHOICE_LIST,
+            max_query_length=settings.MAX_QUERY_ARGUMENT_LENGTH,
         )
 
     def build(self, *, database: bool = True) -> None:

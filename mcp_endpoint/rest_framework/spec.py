@@ -32,7 +32,7 @@ from rest_framework.versioning import AcceptHeaderVersioning
 
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
-from mcp_endpoint.schema import SchemaError, compact_choices, portable
+from mcp_endpoint.schema import SchemaError, bound_strings, compact_choices, portable
 from mcp_endpoint.scopes import declares_scopes, default_scopes
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -96,6 +96,8 @@ class SchemaOptions:
     array_bodies: bool = False
     # Choice lists longer than this are made compact (mcp_endpoint.schema.compact_choices).
     large_choice_list: int = 50
+    # The longest string passed on as a query parameter (MAX_QUERY_ARGUMENT_LENGTH).
+    max_query_length: int = 500
 
 
 @dataclass(frozen=True)
@@ -297,8 +299,14 @@ def build_spec(
         route=route,
         singular=singular,
         plural=plural,
-        input_schema=compact_choices(
-            strip_flagged(input_schema, "readOnly"), limit=choices.large_choice_list, output=False
+        input_schema=bound_strings(
+            compact_choices(
+                strip_flagged(input_schema, "readOnly"),
+                limit=choices.large_choice_list,
+                output=False,
+            ),
+            {*query_arguments, LOOKUPS_ARGUMENT},
+            choices.max_query_length,
         ),
         output_schema=output_schema,
         annotations=annotations_for(action, detail, method, options, singular, plural),

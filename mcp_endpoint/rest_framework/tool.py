@@ -12,6 +12,7 @@ from mcp_endpoint.rest_framework.credentials import refusal, takes
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
 from mcp_endpoint.rest_framework.results import result_from
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.schema import strings_over
 from mcp_endpoint.tools import EMPTY_INPUT, Tool, ToolError
 
 if TYPE_CHECKING:
@@ -133,6 +134,17 @@ class ViewSetTool(Tool):
                 }
             )
         super().validate(arguments)
+        if spec is not None:
+            limit = self.registration.endpoint.settings.MAX_QUERY_ARGUMENT_LENGTH
+            query = {*spec.query_arguments, LOOKUPS_ARGUMENT}
+            too_long = sorted(n for n in query if strings_over(arguments.get(n), limit))
+            if too_long:
+                message = f"Ensure this field has no more than {limit} characters."
+                raise ToolError(
+                    "The arguments do not match the tool's input schema",
+                    code="invalid_arguments",
+                    fields={name: [message] for name in too_long},
+                )
 
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         spec = self.spec

@@ -1,0 +1,118 @@
+"""Database and cache outages: told apart from bugs, answered 503, logged once in a while.
+
+When the database or the cache cannot be reached, every request fails the same way, and a
+traceback per request buries the one line an operator needs. The view and the tool boundary
+ask :func:`diagnose` about an exception they caught: it opens a fresh connection to each
+database and asks each cache for a key, and names what does not answer. The request is then
+answered 503 with ``Retry-After``, and :func:`report` logs one line per kind of outage per
+worker process per interval. Nothing is remembered between requests but that log time, so
+the first request after the service is back succeeds: Django opens new connections on its
+own, and a cache client reconnects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from django.core.cache import caches
+from django.db import Error as DatabaseError
+from django.db import connections
+
+from mcp_endpoint.protocol import jsonrpc
+
+if TYPE_CHECKING:
+    from mcp_endpoint.conf import MCPSettings
+
+logger = logging.getLogger("mcp_endpoint.outages")
+
+DATABASE = "database"
+CACHE = "cache"
+PROBE_KEY = "mcp_endpoint:outage-probe"
+
+_last_report: dict[str, float] = {}
+_lock = threading.Lock()
+
+
+class ServiceUnavailable(Exception):
+    """The database or the cache (``kind``) is unreachable; the request cannot be served."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"the {kind} is unreachable")
+        self.kind = kind
+
+
+def diagnose(exc: BaseException) -> str | None:
+    """``"database"`` or ``"cache"`` when ``exc`` came from an outage of one; None otherwise.
+
+    A database error counts only when a fresh connection fails too (a bad query is a bug,
+    not an outage); any other error counts when a cache in use fails a read.
+    """
+    if isinstance(exc, ServiceUnavailable):
+        return exc.kind
+    if isinstance(exc, DatabaseError):
+        return DATABASE if not databases_reachable() else None
+    return CACHE if not caches_reachable() else None
+
+
+def databases_reachable() -> bool:
+    for connection in connections.all(initialized_only=True):
+        # A connection of its own: the request's may be inside a broken transaction.
+        probe = connections.create_connection(connection.alias)
+        try:
+            probe.ensure_connection()
+        except DatabaseError:
+            return False
+        finally:
+            with contextlib.suppress(DatabaseError):  # closing what never opened is no news
+                probe.close()
+    return True
+
+
+def caches_reachable() -> bool:
+    for cache in caches.all(initialized_only=True):
+        try:
+            cache.get(PROBE_KEY)
+        except Exception:  # each cache client raises its own kind
+            return False
+    return True
+
+
+def report(kind: str, cause: BaseException | None, interval: float) -> None:
+    """Log the outage, at most once per ``interval`` seconds per kind in this process."""
+    now = time.monotonic()
+    with _lock:
+        last = _last_report.get(kind)
+        if last is not None and now - last < interval:
+            return
+        _last_report[kind] = now
+    detail = f"{type(cause).__name__}: {cause}" if cause is not None else "no detail"
+    logger.error(
+        "The %s is unreachable (%s); answering 503 until it is back (next report in %d s "
+        "at the earliest)",
+        kind,
+        detail.strip(),
+        interval,
+    )
+
+
+def error_body(request_id: Any, exc: ServiceUnavailable, settings: MCPSettings) -> dict[str, Any]:
+    """The JSON-RPC error of a 503 answer; the outage is logged (once in a while) here."""
+    report(exc.kind, exc.__cause__, settings.OUTAGE_LOG_INTERVAL)
+    retry_after: int = settings.OUTAGE_RETRY_AFTER
+    return jsonrpc.error(
+        jsonrpc.request_id_of({"id": request_id}),
+        jsonrpc.INTERNAL_ERROR,
+        f"Service Unavailable: the {exc.kind} is unreachable; retry in {retry_after} s",
+        {"unavailable": exc.kind, "retry_after": retry_after},
+    )
+
+
+def is_outage_error(answer: dict[str, Any]) -> bool:
+    """Whether a JSON-RPC answer is the error of :func:`error_body` (it is sent as 503)."""
+    error = answer.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return isinstance(data, dict) and "unavailable" in data and "retry_after" in data

@@ -1,0 +1,184 @@
+"""Outages, made real: a server whose Redis or PostgreSQL is not there.
+
+The host runs under gunicorn with one worker, so that "one log line per outage per worker"
+is one line. The cache outage is a Redis URL on a port nothing listens on, then a
+``redis-server`` this test starts on that port; the database outage is the server's own
+PostgreSQL database renamed under it, then renamed back. Each answer during the outage is
+503 with ``Retry-After`` and a JSON-RPC error carrying the request's id; the log has one
+line about it and no traceback; the first request after the service is back succeeds,
+without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from tests.live_server import HOST, LiveServer, free_port, manage
+
+pytestmark = pytest.mark.e2e
+
+REQUESTS = 12
+# A throwaway Redis: loopback only, nothing written to disk.
+REDIS_ARGS = ["--bind", HOST, "--save", "", "--appendonly", "no"]
+
+
+def post(url: str, key: str, request_id: int) -> tuple[int, dict[str, str], dict[str, Any]]:
+    # A tool call: it runs the host's throttles, which count in the cache on every call.
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "list_projects", "arguments": {}},
+    }
+    body = json.dumps(message).encode()
+    request = urllib.request.Request(
+        url,
+        data=body,
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
+
+
+def key_for_alice(env: dict[str, str]) -> str:
+    manage(env, "seed_demo")
+    out = manage(env, "mcp_key", "create", "--user", "alice", "--scopes", "read write")
+    return out.strip().splitlines()[-1]
+
+
+def assert_outage_answers(server: LiveServer, key: str, kind: str) -> None:
+    for request_id in range(1, REQUESTS + 1):
+        status, headers, body = post(server.url("/mcp"), key, request_id)
+        assert status == 503, body
+        assert headers.get("Retry-After") == "5"
+        assert body["id"] == request_id
+        assert body["error"]["code"] == -32603
+        assert body["error"]["data"] == {"unavailable": kind, "retry_after": 5}
+        assert kind in body["error"]["message"]
+    log = server.log_path.read_text(errors="replace")
+    assert log.count(f"The {kind} is unreachable") == 1, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+
+
+# -- the cache ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_server_binary() -> str:
+    found = shutil.which("redis-server")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    return found
+
+
+def test_cache_outage_is_503_and_recovers(tmp_path: Path, redis_server_binary: str) -> None:
+    port = free_port()
+    env = {
+        "REDIS_URL": f"redis://{HOST}:{port}/0",
+        "CACHE_KEY_PREFIX": f"outage_{secrets.token_hex(4)}",
+        "DATABASE_URL": "",
+    }
+    with LiveServer(tmp_path, workers=1, env=env) as server:
+        key = key_for_alice(server.env)
+        assert_outage_answers(server, key, "cache")
+        redis = subprocess.Popen(
+            [redis_server_binary, *REDIS_ARGS, "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            status, _, body = wait_for_answer(server, key)
+            assert status == 200, body
+            assert body["id"] == 99
+            assert body["result"]["isError"] is False
+        finally:
+            redis.terminate()
+            redis.wait(timeout=10)
+
+
+def wait_for_answer(server: LiveServer, key: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """The first answer that is not a 503, once the service has been started again."""
+    for _ in range(100):
+        answer = post(server.url("/mcp"), key, 99)
+        if answer[0] != 503:
+            return answer
+        time.sleep(0.1)  # the service is still starting; this only waits, it asserts nothing
+    return answer
+
+
+# -- the database --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        pytest.skip("the database outage needs PostgreSQL (DATABASE_URL)")
+    return url
+
+
+def rename_database(url: str, new_name: str) -> str:
+    """Rename the database ``url`` names (ending its connections first); the new URL."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    old_name = parts.path.lstrip("/")
+    admin_url = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        for _ in range(50):
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                [old_name],
+            )
+            try:
+                admin.execute(
+                    sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+                        sql.Identifier(old_name), sql.Identifier(new_name)
+                    )
+                )
+                break
+            except psycopg.errors.ObjectInUse:
+                continue  # a worker reconnected in between: end it again
+    return urlunsplit(parts._replace(path=f"/{new_name}"))
+
+
+@pytest.fixture
+def database_server(tmp_path: Path, postgres_url: str) -> Iterator[LiveServer]:
+    env = {"CACHE_KEY_PREFIX": f"outage_{secrets.token_hex(4)}"}
+    with LiveServer(tmp_path, workers=1, env=env) as server:
+        yield server
+
+
+def test_database_outage_is_503_and_recovers(database_server: LiveServer) -> None:
+    server = database_server
+    key = key_for_alice(server.env)
+    assert post(server.url("/mcp"), key, 1)[0] == 200
+    url = server.env["DATABASE_URL"]
+    away = rename_database(url, urlsplit(url).path.lstrip("/") + "_away")
+    try:
+        assert_outage_answers(server, key, "database")
+    finally:
+        rename_database(away, urlsplit(url).path.lstrip("/"))
+    status, _, body = post(server.url("/mcp"), key, 99)
+    assert status == 200, body
+    assert body["result"]["isError"] is False
