@@ -19,6 +19,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
+from mcp_endpoint import scopes
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model, split_key
 
 logger = logging.getLogger("mcp_endpoint.authentication")
@@ -69,9 +70,9 @@ class APIKeyAuthentication(BaseAuthentication):
     """DRF authentication by ``Authorization: Bearer <key>`` for keys made in the admin.
 
     Put it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` so the REST API accepts
-    the same keys as ``/mcp``. Bearer values that are not key-shaped are left to the next
-    class (an OAuth token, say). A refused key says only that it is invalid, never whether
-    it exists.
+    the same keys as ``/mcp``, with the same scopes (:mod:`mcp_endpoint.scopes`). Bearer
+    values that are not key-shaped are left to the next class (an OAuth token, say). A
+    refused key says only that it is invalid, never whether it exists.
     """
 
     keyword = "Bearer"
@@ -89,6 +90,7 @@ class APIKeyAuthentication(BaseAuthentication):
         if key is None or not key.is_usable() or not key.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid API key.")
         key.touch()
+        scopes.enforce(request, key.scopes)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:
@@ -104,6 +106,10 @@ def _key_prefix() -> str:
 class OAuth2TokenAuthentication(OAuth2Authentication):
     """django-oauth-toolkit's access tokens, with their audience checked by the toolkit.
 
+    Use it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` instead of the toolkit's
+    own class, so a token's scopes mean on REST what they mean at ``/mcp``
+    (:mod:`mcp_endpoint.scopes`).
+
     The toolkit reads form fields for a token in the body; an MCP body is JSON, so the
     Django request is handed over as it is, and the JSON is not parsed a second time here.
     """
@@ -114,6 +120,8 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        if result is not None:
+            scopes.enforce(request, frozenset(str(result[1].scope).split()))
         return result
 
 

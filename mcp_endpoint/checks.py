@@ -129,6 +129,16 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                             id="mcp_endpoint.E004",
                         )
                     )
+    if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
+        errors.append(
+            Error(
+                f"{label}['SCOPES_BY_METHOD'] must map HTTP methods (or '*') to lists of "
+                "scopes, or be None.",
+                hint='For example {"GET": ["read"], "HEAD": ["read"], "OPTIONS": ["read"], '
+                '"*": ["write"]}.',
+                id="mcp_endpoint.E030",
+            )
+        )
     origins = values.get("ALLOWED_ORIGINS")
     if origins is not None and (
         not isinstance(origins, list | tuple)
@@ -144,6 +154,39 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
             )
         )
     return errors
+
+
+def _is_scope_mapping(value: Any) -> bool:
+    if value is None:
+        return True
+    return isinstance(value, dict) and all(
+        isinstance(method, str)
+        and isinstance(scopes, list | tuple)
+        and all(isinstance(s, str) for s in scopes)
+        for method, scopes in value.items()
+    )
+
+
+@register(Tags.security, deploy=True)
+def check_default_scopes(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W031 (deploy): the default scope policy is off, so "read" credentials can write."""
+    sources = [("MCP_ENDPOINT", getattr(settings, "MCP_ENDPOINT", {}))] + [
+        (f"Endpoint {e.name!r} settings", e.settings.overrides) for e in all_endpoints()
+    ]
+    return [
+        Warning(
+            f"{label}['SCOPES_BY_METHOD'] is None: on views that declare no scopes of their "
+            "own, a key or token holding only 'read' can create, change and delete, on the "
+            "REST API and at /mcp.",
+            hint="Remove the key to get the default (read for GET, HEAD and OPTIONS, write "
+            "for the rest), or give every view a scope policy of its own.",
+            id="mcp_endpoint.W031",
+        )
+        for label, values in sources
+        if isinstance(values, dict)
+        and "SCOPES_BY_METHOD" in values
+        and values["SCOPES_BY_METHOD"] is None
+    ]
 
 
 @register(Tags.compatibility)

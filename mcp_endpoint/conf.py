@@ -58,6 +58,15 @@ DEFAULTS: dict[str, Any] = {
     # DRF throttle classes applied to every request; None means the host's
     # REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"], so MCP and REST share one budget.
     "THROTTLE_CLASSES": None,
+    # The default scope policy, for views that declare none (mcp_endpoint.scopes): the scopes
+    # a key or token needs per HTTP method ("*" for the others), on REST and /mcp alike.
+    # None turns it off: a "read" credential then writes wherever the user may.
+    "SCOPES_BY_METHOD": {
+        "GET": ["read"],
+        "HEAD": ["read"],
+        "OPTIONS": ["read"],
+        "*": ["write"],
+    },
     # The scopes the endpoint's tools use, for the 401 challenge; None derives them.
     "SCOPES": None,
     # Refuse to start (system check E012) when a tool's schema is not portable; an endpoint

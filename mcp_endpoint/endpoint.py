@@ -147,6 +147,13 @@ class Endpoint:
         """Register every viewset of a DRF router, with its prefix and basename."""
         return import_string(f"{DRF_ADAPTER}.register_router")(self, router, **options)
 
+    def register_view(self, view: type[Any], *, url_name: str, **options: Any) -> Any:
+        """Make each HTTP method of a DRF ``APIView`` a tool; ``url_name`` names its path().
+        See :func:`mcp_endpoint.rest_framework.register_view`."""
+        return import_string(f"{DRF_ADAPTER}.register_view")(
+            self, view, url_name=url_name, **options
+        )
+
     def check(self, *, database: bool = False) -> list[CheckMessage]:
         """The problems of every bulk registration, for the system checks; with
         ``database``, those only a build that reads the database can find."""
@@ -308,7 +315,12 @@ class Endpoint:
             tool.describe()
             for tool in self.tools
             if tool.unavailable() is None
-            and (show_all or self.visible(tool.required_scopes, context))
+            and (
+                show_all
+                or (
+                    self.visible(tool.required_scopes, context) and tool.accepts(context.credential)
+                )
+            )
         ]
 
     def call_tool(
@@ -373,7 +385,13 @@ class Endpoint:
             return ToolError(
                 f"The tool {tool.name} is not available: {reason}", code="unavailable"
             ).to_result()
-        if credential is not None and not credential.allows(tool.required_scopes):
+        # A tool that cannot take this kind of credential at all says so itself, which
+        # says more than a missing scope would.
+        if (
+            credential is not None
+            and tool.accepts(credential)
+            and not credential.allows(tool.required_scopes)
+        ):
             return ToolError(
                 f"This tool needs the scope(s) {' '.join(sorted(tool.required_scopes))}",
                 code="insufficient_scope",

@@ -93,6 +93,11 @@ class Tool:
         tool error that gives this reason."""
         return None
 
+    def accepts(self, credential: Any) -> bool:
+        """Whether ``credential`` can call this tool at all, scopes aside (it is listed
+        only then); a tool whose code decides who may call overrides this."""
+        return True
+
     @property
     def read_only(self) -> bool:
         """Whether the tool says it changes nothing (it then runs without a transaction)."""

@@ -1,4 +1,10 @@
-"""Settings for the test suite: the demo host's, plus every host app in ``tests/hosts/``."""
+"""Settings for the test suite: the demo host's, plus every host app in ``tests/hosts/``.
+
+Each host app has its own URL conf and endpoint; a test selects it with
+``@pytest.mark.urls(...)`` (``tests/hosts/settings.py`` mounts them all at once, for the
+commands that run on an empty database). Host apps without migrations get their tables
+from the test database directly.
+"""
 
 from __future__ import annotations
 
@@ -6,5 +12,4 @@ from project.settings import *  # noqa: F403
 from project.settings import INSTALLED_APPS
 from tests.hosts import host_apps
 
-INSTALLED_APPS = [*INSTALLED_APPS, *host_apps()]
-ROOT_URLCONF = "tests.urls"
+INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]

@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
@@ -126,12 +128,14 @@ def call_view(
     arguments: Mapping[str, Any],
     http_request: HttpRequest,
     caller: Caller,
-    call: Any = None,
 ) -> tuple[HttpResponseBase, dict[str, str]]:
     """Dispatch one call to the view; the response and the URL kwargs it was given."""
     route = spec.route
     method = route.method
-    kwargs = {spec.path_arguments[n]: str(arguments[n]) for n in spec.path_arguments}
+    kwargs = {
+        **spec.fixed_kwargs,
+        **{spec.path_arguments[n]: str(arguments[n]) for n in spec.path_arguments},
+    }
     path = re.sub(
         r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
     )
@@ -150,10 +154,13 @@ def call_view(
         body = {k: v for k, v in arguments.items() if k in spec.body_arguments}
     else:
         body = None
-    request = inner_request(http_request, method, path, query, body, accept=spec.accept)
-    request.mcp = call  # type: ignore[attr-defined]
-    view: Callable[..., HttpResponseBase] = view_class.as_view(
-        route.callback.actions, **route.callback.initkwargs, caller=caller
+    request = inner_request(http_request, method, path, query, body, spec.accept)
+    actions = getattr(route.callback, "actions", None)
+    initkwargs = {**route.callback.initkwargs, "caller": caller}
+    view: Callable[..., HttpResponseBase] = (
+        view_class.as_view(actions, **initkwargs)
+        if actions is not None
+        else view_class.as_view(**initkwargs)
     )
     try:
         response = view(request, **kwargs)
@@ -172,13 +179,13 @@ def inner_request(
     path: str,
     query: Mapping[str, Any],
     body: Any,
-    *,
     accept: str = "application/json",
 ) -> HttpRequest:
     """A Django request for the view, made from the MCP request (host, scheme, client, auth).
 
-    ``accept`` is its ``Accept`` header: JSON, with the API version the view was described
-    for when the view reads its version there (``AcceptHeaderVersioning``).
+    ``accept`` is its ``Accept`` header: JSON (or the text type of a text-only action), with
+    the API version the view was described for when the view reads its version there
+    (``AcceptHeaderVersioning``).
     """
     payload = b"" if body is None else json.dumps(body).encode("utf-8")
     environ = {
@@ -206,11 +213,14 @@ def inner_request(
         environ["CONTENT_TYPE"] = "application/json"
         environ["CONTENT_LENGTH"] = str(len(payload))
     inner = WSGIRequest(environ)
-    # What middleware would have set on a REST request with the same headers and cookies.
-    if hasattr(request, "user"):
-        inner.user = request.user
+    # What middleware would have set on a REST request with the same headers and cookies:
+    # the session, and the user *of that session*. Never the MCP caller: a view that
+    # trusts request.user (SessionAuthentication does) must see a browser session only
+    # when there is one.
     if hasattr(request, "session"):
         inner.session = request.session
+        if hasattr(request, "user"):
+            inner.user = SimpleLazyObject(lambda: get_user(inner))  # type: ignore[assignment]
     if "django.contrib.messages" in django_settings.INSTALLED_APPS:
         from django.contrib.messages.storage import default_storage
 

@@ -32,6 +32,7 @@ from rest_framework.versioning import AcceptHeaderVersioning
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
 from mcp_endpoint.schema import SchemaError, compact_choices, portable
+from mcp_endpoint.scopes import declares_scopes, default_scopes
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
@@ -42,6 +43,10 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 # The argument that holds the list, when a one-or-many body is offered in its list form.
 ITEMS_ARGUMENT = "items"
 JSON = "application/json"
+
+
+class NotJSON(SchemaError):
+    """The action renders neither JSON nor text: no tool can carry its answer."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,9 @@ class Route:
 
     @property
     def action(self) -> str:
-        action: str = self.callback.actions[self.method.lower()]
+        """The viewset action; for an ``APIView``, the handler's method (``get``)."""
+        actions = getattr(self.callback, "actions", None)
+        action: str = actions[self.method.lower()] if actions else self.method.lower()
         return action
 
     @property
@@ -104,12 +111,21 @@ class ActionSpec:
     required_scopes: frozenset[str]
     # argument name -> URL kwarg, in URL order
     path_arguments: Mapping[str, str]
+    # URL kwargs with one value for the tool (a URL path version drf-spectacular fixed)
+    fixed_kwargs: Mapping[str, str]
     query_arguments: frozenset[str]
     body_arguments: frozenset[str]
     # The body goes under a "body" argument when its fields clash with path or query names.
     body_nested: bool
     # drf-spectacular described a bare list: the result is wrapped as {"results": [...]}.
     list_output: bool
+    # The view's own authentication classes, which decide who may call.
+    authentication_classes: tuple[type[Any], ...] = ()
+    # What the call asks the view for: JSON, or the text type of an action that renders
+    # only text (StaticHTMLRenderer, TemplateHTMLRenderer), whose tool answers with text.
+    media_type: str = JSON
+    # The paginator's query parameters that move to another page (page, offset, cursor).
+    page_arguments: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     # The Accept header of a call: the API version the view was described for.
     accept: str = JSON
@@ -137,6 +153,7 @@ def build_spec(
     route: Route,
     generator: SchemaGenerator,
     schema_options: SchemaOptions | None = None,
+    scopes_by_method: Mapping[str, Any] | None = None,
 ) -> ActionSpec:
     """The spec of one routed action; raises :class:`SchemaError` when there is no schema."""
     choices = schema_options or SchemaOptions()
@@ -144,28 +161,33 @@ def build_spec(
     view = generator.create_view(route.callback, method)
     path = generator.coerce_path(route.path, method, view)
     view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
-    path, accept = apply_version(view, method, path, choices.version)
-    with GENERATOR_STATS.silence():
+    path, version_parameter = apply_version(view, method, path, choices.version)
+    traces = len(GENERATOR_STATS._traces)
+    try:
+        with GENERATOR_STATS.silence():
+            GENERATOR_STATS.reset()
+            operation = view.schema.get_operation(
+                path, route.path_regex, "^/", method, generator.registry
+            )
+            components = generator.registry.build({}).get("schemas", {})
+            errors = sorted(GENERATOR_STATS._error_cache)
+            warnings = sorted(GENERATOR_STATS._warn_cache) + [
+                e for e in errors if not NO_SERIALIZER.search(e)
+            ]
+    finally:
+        # drf-spectacular pops the trace of the view it describes only when nothing raised;
+        # an exception from host code would leave it to prefix every later warning.
+        del GENERATOR_STATS._traces[traces:]
         GENERATOR_STATS.reset()
-        operation = view.schema.get_operation(
-            path, route.path_regex, "^/", method, generator.registry
-        )
-        components = generator.registry.build({}).get("schemas", {})
-        errors = sorted(GENERATOR_STATS._error_cache)
-        warnings = sorted(GENERATOR_STATS._warn_cache) + [
-            e for e in errors if not NO_SERIALIZER.search(e)
-        ]
-        GENERATOR_STATS.reset()
+    media_type = answer_media_type(view)
     no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]
-    if no_serializer:
+    if no_serializer and media_type == JSON:
         # drf-spectacular found no serializer and skipped the view: there is no schema.
         raise SchemaError(no_serializer[0])
     operation = plain(operation or {})
     components = plain(components)
-    # URL kwargs in order, against the names drf-spectacular gave them ({pk} -> {id}).
-    kwargs_in_regex = re.findall(r"\(\?P<(\w+)>", route.path_regex)
-    names_in_path = re.findall(r"{(\w+)}", path)
-    path_map = dict(zip(names_in_path, kwargs_in_regex, strict=False))
+    path_map, fixed_kwargs = align_path(route.path, path)
+    kwarg_types = url_kwarg_types(route.path_regex)
     path_arguments: dict[str, str] = {}
     query_arguments: set[str] = set()
     body_arguments: set[str] = set()
@@ -179,6 +201,14 @@ def build_spec(
             schema["description"] = parameter["description"]
         if parameter.get("in") == "path":
             path_arguments[pname] = path_map.get(pname, pname)
+            if kwarg_types.get(path_arguments[pname]) == "integer" and schema.get("type") in (
+                None,
+                "string",
+            ):
+                # drf-spectacular could not type a kwarg that is not a model field (a
+                # nested route's user_pk); the route's converter or regex says it.
+                schema = {k: v for k, v in schema.items() if k not in ("format", "pattern")}
+                schema["type"] = "integer"
             required.append(pname)
         elif parameter.get("in") == "query":
             query_arguments.add(pname)
@@ -271,14 +301,18 @@ def build_spec(
             viewset, action, options, operation, set(properties), path_arguments, singular, plural
         )
         or name.replace("_", " "),
-        required_scopes=required_scopes(view, method),
+        required_scopes=required_scopes(view, method, scopes_by_method),
         path_arguments=path_arguments,
+        fixed_kwargs=fixed_kwargs,
         query_arguments=frozenset(query_arguments),
         body_arguments=frozenset(body_arguments),
         body_nested=body_nested,
         list_output=list_output,
+        authentication_classes=tuple(type(a) for a in view.get_authenticators()),
+        media_type=media_type,
+        page_arguments=page_arguments(view),
         warnings=tuple(warnings),
-        accept=accept,
+        accept=media_type + version_parameter,
         lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
         body_list=body_list,
         body_without_fields=body_without_fields,
@@ -288,20 +322,21 @@ def build_spec(
 def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
     """drf-spectacular's versioning step, for a view whose version is in the Accept header:
     the view is described for the requested version (or its default one), and the calls
-    ask for that version. The path, and the Accept header of a call."""
+    ask for that version. The path, and the parameter the Accept header of a call carries
+    (``"; version=2.1"``, or nothing)."""
     versioning = getattr(view, "versioning_class", None)
     if versioning is None or not issubclass(versioning, AcceptHeaderVersioning):
-        return path, JSON
+        return path, ""
     version = requested or versioning.default_version
     if not version:
-        return path, JSON
+        return path, ""
     path = modify_for_versioning(get_resolver().url_patterns, method, path, view, version)
     if not operation_matches_version(view, version):
         allowed = ", ".join(map(str, versioning.allowed_versions or ())) or "none"
         raise SchemaError(
             f"the view does not serve API version {version!r} (its versions: {allowed})"
         )
-    return path, f"{JSON}; {versioning.version_param}={version}"
+    return path, f"; {versioning.version_param}={version}"
 
 
 def body_branches(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -323,6 +358,69 @@ def body_branches(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[s
         None,
     )
     return one, many
+
+
+def align_path(route_path: str, schema_path: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Map drf-spectacular's path parameter names to the URL kwargs they stand for.
+
+    ``route_path`` names the URL kwargs (``/api/{version}/snippets/{pk}/``); drf-spectacular
+    may rename one (``{pk}`` -> ``{id}``) and fill one in (a URL path version, ``v1``).
+    Segment by segment: a renamed kwarg maps to its argument, a filled one is fixed.
+    """
+    route_segments = route_path.split("/")
+    schema_segments = schema_path.split("/")
+    mapping: dict[str, str] = {}
+    fixed: dict[str, str] = {}
+    if len(route_segments) == len(schema_segments):
+        for route_segment, schema_segment in zip(route_segments, schema_segments, strict=True):
+            kwargs = re.findall(r"{(\w+)}", route_segment)
+            names = re.findall(r"{(\w+)}", schema_segment)
+            if kwargs and len(names) == len(kwargs):
+                mapping.update(zip(names, kwargs, strict=True))
+            elif len(kwargs) == 1 and not names and route_segment == "{" + kwargs[0] + "}":
+                fixed[kwargs[0]] = schema_segment
+        return mapping, fixed
+    kwargs = re.findall(r"{(\w+)}", route_path)
+    names = re.findall(r"{(\w+)}", schema_path)
+    return dict(zip(names, kwargs, strict=False)), fixed
+
+
+INTEGER_PATTERNS = {"[0-9]+", r"\d+", "-?[0-9]+", r"-?\d+"}
+
+
+def url_kwarg_types(pattern: str) -> dict[str, str]:
+    """``integer`` for URL kwargs an ``int`` converter or a digits-only regex matches."""
+    types: dict[str, str] = {}
+    for converter, name in re.findall(r"<(?:(\w+):)?(\w+)>", pattern):
+        if converter == "int":
+            types[name] = "integer"
+    for name, regex in re.findall(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)", pattern):
+        if regex in INTEGER_PATTERNS:
+            types[name] = "integer"
+    return types
+
+
+def page_arguments(view: Any) -> tuple[str, ...]:
+    """The query parameters the view's paginator reads to pick a page, whatever its class."""
+    paginator = getattr(view, "paginator", None)
+    names = (
+        getattr(paginator, attribute, None)
+        for attribute in ("page_query_param", "offset_query_param", "cursor_query_param")
+    )
+    return tuple(name for name in names if isinstance(name, str) and name)
+
+
+def answer_media_type(view: Any) -> str:
+    """JSON when the view renders it; else the text type it renders; else :class:`NotJSON`."""
+    media_types = [str(r.media_type) for r in view.get_renderers()]
+    if any(m == JSON or m.endswith("+json") for m in media_types):
+        return JSON
+    for media in media_types:
+        if media.startswith("text/"):
+            return media.split(";")[0].strip()
+    raise NotJSON(
+        f"the action renders {', '.join(media_types) or 'nothing'}, neither JSON nor text"
+    )
 
 
 def refine_query_schemas(view: Any, properties: dict[str, Any]) -> None:
@@ -444,8 +542,13 @@ def description_for(
     return f"{default} {viewset_doc}".strip()
 
 
-def required_scopes(view: Any, method: str) -> frozenset[str]:
-    """The scopes django-oauth-toolkit's permissions on ``view`` ask for ``method``."""
+def required_scopes(
+    view: Any, method: str, by_method: Mapping[str, Any] | None = None
+) -> frozenset[str]:
+    """The scopes a call of ``method`` needs: the view's own scope policy (the scopes
+    django-oauth-toolkit's permissions on it ask for), or the default policy's."""
+    if not declares_scopes(view):
+        return default_scopes(view, method, by_method)
     request = SimpleNamespace(method=method)
     scopes: set[str] = set()
     for permission in view.get_permissions():
