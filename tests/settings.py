@@ -2,8 +2,9 @@
 
 Each host app has its own URL conf and endpoint; a test selects it with
 ``@pytest.mark.urls(...)`` (``tests/hosts/settings.py`` mounts them all at once, for the
-commands that run on an empty database). Host apps without migrations get their tables
-from the test database directly.
+commands that run on an empty database). A host app with models has migrations: on
+PostgreSQL an app without them cannot have a foreign key to one with them (its tables are
+made before the others').
 """
 
 from __future__ import annotations

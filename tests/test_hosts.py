@@ -80,7 +80,6 @@ def assert_clean(output: str) -> None:
 
 def assert_check_and_migrate(env: dict[str, str]) -> None:
     assert_clean(command(env, "check"))
-    # Host apps without migrations keep to the test database, which makes their tables.
     migrated = command(env, "migrate", "--no-input")
     assert_clean(migrated)
     for app in host_apps():
