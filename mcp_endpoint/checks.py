@@ -139,6 +139,7 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E030",
             )
         )
+    errors.extend(_check_rate_and_key_cache(label, values))
     origins = values.get("ALLOWED_ORIGINS")
     if origins is not None and (
         not isinstance(origins, list | tuple)
@@ -406,5 +407,63 @@ def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:
             "the others.",
             hint="Point MCP_ENDPOINT['CACHE'] at Redis, Memcached or the database cache.",
             id="mcp_endpoint.W009",
+        )
+    ]
+
+
+def _check_rate_and_key_cache(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """``PROTOCOL_RATE`` (E040) and ``API_KEY_CACHE_SECONDS`` (E041)."""
+    errors: list[CheckMessage] = []
+    rate = values.get("PROTOCOL_RATE")
+    if "PROTOCOL_RATE" in values and rate is not None and not _is_rate(rate):
+        errors.append(
+            Error(
+                f"{label}['PROTOCOL_RATE'] must be a rate such as '1200/minute', or None.",
+                hint="DRF's rate syntax: a number of requests, '/', and second, minute, hour "
+                "or day.",
+                id="mcp_endpoint.E040",
+            )
+        )
+    seconds = values.get("API_KEY_CACHE_SECONDS")
+    if seconds is not None and (
+        not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0
+    ):
+        errors.append(
+            Error(
+                f"{label}['API_KEY_CACHE_SECONDS'] must be a whole number of seconds (0: off).",
+                id="mcp_endpoint.E041",
+            )
+        )
+    return errors
+
+
+def _is_rate(rate: Any) -> bool:
+    if not isinstance(rate, str) or rate.count("/") != 1:
+        return False
+    number, period = rate.split("/")
+    return number.isdigit() and int(number) > 0 and period[:1] in {"s", "m", "h", "d"}
+
+
+@register(Tags.compatibility)
+def check_key_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W040: the cache of validated keys in a cache that each process keeps for itself."""
+    from mcp_endpoint.conf import mcp_settings
+
+    seconds = mcp_settings.API_KEY_CACHE_SECONDS
+    if not isinstance(seconds, int) or seconds <= 0:
+        return []
+    alias = mcp_settings.CACHE
+    backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
+    if backend not in PROCESS_LOCAL_CACHES:
+        return []
+    return [
+        Warning(
+            f"MCP_ENDPOINT['API_KEY_CACHE_SECONDS'] is {seconds}, but the cache {alias!r} "
+            f"({backend.rsplit('.', 1)[-1]}) is kept by each process: a key revoked, edited or "
+            "whose user is deactivated in one process keeps working in the others for up to "
+            f"{seconds} s.",
+            hint="Point MCP_ENDPOINT['CACHE'] at Redis or Memcached, or set "
+            "API_KEY_CACHE_SECONDS to 0.",
+            id="mcp_endpoint.W040",
         )
     ]

@@ -617,7 +617,7 @@ def test_the_view_still_chooses_which_credentials_it_accepts(
     )  # fmt: skip
     AccessToken.objects.create(
         user=alice, application=app, token="token-cards-0123456789", scope="read",
-        expires=timezone.now() + timedelta(hours=1),
+        expires=timezone.now() + timedelta(hours=1), resource=["http://testserver/drf-mcp"],
     )  # fmt: skip
     with_token = MCPClient(client, "/drf-mcp", "token-cards-0123456789")
     listed = ok(with_token.call("list_token_cards"))
