@@ -47,6 +47,7 @@ def postgres_url() -> str | None:
 def suite_environment(tmp_path: Path, database_url: str | None) -> dict[str, str]:
     env = server_environment(tmp_path, {"DJANGO_SETTINGS_MODULE": "tests.hosts.settings"})
     env.pop("DATABASE_URL", None)
+    env["SQLITE_PATH"] = str(tmp_path / "db.sqlite3")
     if database_url is not None:
         env["DATABASE_URL"] = database_url
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)

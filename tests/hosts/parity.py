@@ -39,7 +39,8 @@ def api_key(user: Any, scopes: str) -> Credential:
 
 
 def oauth_token(user: Any, scope: str) -> Credential:
-    """An access token with no audience, valid at the REST API and at /mcp alike."""
+    """An access token bound (RFC 8707) to the host's REST API, at the root of its URL conf,
+    and to its endpoint at /mcp: valid at both, as a token asked for both would be."""
     application = Application.objects.create(
         name="host parity",
         user=user,
@@ -54,6 +55,7 @@ def oauth_token(user: Any, scope: str) -> Credential:
         token=raw,
         scope=scope,
         expires=timezone.now() + datetime.timedelta(hours=1),
+        resource=["http://testserver/", "http://testserver/mcp"],
     )
     return Credential(raw, frozenset(scope.split()))
 
