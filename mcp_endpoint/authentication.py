@@ -204,7 +204,25 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
                 )
         if result is not None:
             scopes.enforce(request, frozenset(str(result[1].scope).split()))
+            touch_access_token(result[1])
         return result
+
+
+def touch_access_token(token: Any) -> None:
+    """Record that ``token`` was used, in its ``updated`` column, at most once a minute.
+
+    The toolkit keeps no last-use time; its ``updated`` column otherwise moves only when a
+    token is written, which a use never does. The account page of connected applications
+    shows it as the application's last use.
+    """
+    now = timezone.now()
+    updated = getattr(token, "updated", None)
+    if token is None or updated is None or now - updated < LAST_USED_RESOLUTION:
+        return
+    type(token)._default_manager.filter(pk=token.pk, updated__lt=now - LAST_USED_RESOLUTION).update(
+        updated=now
+    )
+    token.updated = now
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:

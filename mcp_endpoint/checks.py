@@ -106,7 +106,13 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E002",
             )
         )
-    for key in ("MAX_REQUEST_BYTES", "LIST_PAGE_SIZE", "TEXT_BUDGET_BYTES", "TTL_MS"):
+    for key in (
+        "MAX_REQUEST_BYTES",
+        "LIST_PAGE_SIZE",
+        "TEXT_BUDGET_BYTES",
+        "TTL_MS",
+        "API_KEY_DEFAULT_EXPIRY_DAYS",
+    ):
         value = values.get(key)
         if value is not None and (
             not isinstance(value, int)
@@ -129,6 +135,7 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                             id="mcp_endpoint.E004",
                         )
                     )
+    errors.extend(_check_rate_and_key_cache(label, values))
     if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
         errors.append(
             Error(
@@ -139,7 +146,6 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E030",
             )
         )
-    errors.extend(_check_rate_and_key_cache(label, values))
     origins = values.get("ALLOWED_ORIGINS")
     if origins is not None and (
         not isinstance(origins, list | tuple)
@@ -347,6 +353,7 @@ SECONDS_KEYS = (
     "REQUEST_STATE_TTL",
     "CLIENT_REQUEST_TIMEOUT",
     "STREAM_KEEPALIVE_SECONDS",
+    "LOG_RETENTION_DAYS",
 )
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {

@@ -110,9 +110,14 @@ DEFAULTS: dict[str, Any] = {
     # known key needs no query. Key and user changes drop the entry at once (signals); with
     # a per-process cache only in the process that made them (check W040). Global only.
     "API_KEY_CACHE_SECONDS": 0,
+    # The expiry a new key is offered by default, in days (the account pages and the admin).
+    "API_KEY_DEFAULT_EXPIRY_DAYS": 90,
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],
+    # Rows of the call log older than this many days go at ``manage.py mcp_prune_calls``;
+    # None keeps them all.
+    "LOG_RETENTION_DAYS": 90,
     # The canonical URL of the endpoint for OAuth resource binding; None derives it per request.
     "RESOURCE_URL": None,
     # OAuth: what django-oauth-toolkit leaves to its host. Everything the toolkit knows

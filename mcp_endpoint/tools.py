@@ -82,6 +82,11 @@ class Tool:
         """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
         raise NotImplementedError(".run() must be overridden")
 
+    def accepts(self, credential: Any) -> bool:
+        """Whether ``credential`` can call this tool at all, scopes aside (it is listed
+        only then); a tool whose code decides who may call overrides this."""
+        return True
+
     def ready(self) -> bool:
         """Whether the tool's schemas are known without building anything now (the system
         checks look only at tools that are: building may need the database)."""
@@ -92,11 +97,6 @@ class Tool:
         or None when it can. Such a tool is left out of ``tools/list``, and a call to it is a
         tool error that gives this reason."""
         return None
-
-    def accepts(self, credential: Any) -> bool:
-        """Whether ``credential`` can call this tool at all, scopes aside (it is listed
-        only then); a tool whose code decides who may call overrides this."""
-        return True
 
     @property
     def read_only(self) -> bool:

@@ -11,7 +11,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
 from mcp_endpoint.endpoint import Endpoint, endpoints
-from tests.hosts.apiview.urls import SnippetStats
 from tests.hosts.parity import CREDENTIAL_KINDS, check_parity
 from tests.hosts.tutorial.models import Snippet
 from tests.hosts.tutorial.views import SnippetViewSet
@@ -85,6 +84,8 @@ def test_rest_and_mcp_agree(kind: str, client: Client, owner: Any) -> None:
 
 
 def test_an_apiview_given_as_a_viewset_is_a_clear_error() -> None:
+    from tests.hosts.apiview.urls import SnippetStats
+
     endpoint = Endpoint("apiview-errors")
     try:
         with pytest.raises(ImproperlyConfigured, match=r"register_view\(SnippetStats, url_name"):
@@ -101,6 +102,8 @@ def test_an_apiview_given_as_a_viewset_is_a_clear_error() -> None:
 
 
 def test_an_unknown_url_name_is_a_check_error() -> None:
+    from tests.hosts.apiview.urls import SnippetStats
+
     endpoint = Endpoint("apiview-unrouted")
     try:
         endpoint.register_view(SnippetStats, url_name="no-such-name")

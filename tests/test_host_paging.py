@@ -17,7 +17,6 @@ from rest_framework.routers import SimpleRouter
 
 from mcp_endpoint.endpoint import Endpoint, endpoints
 from tests.conftest import MCPClient
-from tests.hosts.paging.urls import OffsetSnippets
 from tests.hosts.parity import CREDENTIAL_KINDS, check_parity
 from tests.hosts.tutorial.models import Snippet
 
@@ -108,6 +107,8 @@ def test_an_unpaged_list_has_no_hint(client: Client, owner: Any) -> None:
 
 
 def test_per_basename_options_must_name_a_basename() -> None:
+    from tests.hosts.paging.urls import OffsetSnippets
+
     router = SimpleRouter()
     router.register("offset", OffsetSnippets, basename="offset")
     endpoint = Endpoint("per-basename")

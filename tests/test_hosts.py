@@ -84,7 +84,7 @@ def assert_check_and_migrate(env: dict[str, str]) -> None:
     migrated = command(env, "migrate", "--no-input")
     assert_clean(migrated)
     for app in host_apps():
-        if (HOSTS / app.rsplit(".", 1)[-1] / "migrations").is_dir():
+        if (HOSTS / app.rsplit(".", 1)[-1] / "migrations").is_dir():  # hosts with models
             assert f"Applying {app.rsplit('.', 1)[-1]}.0001_initial" in migrated, migrated
     # Now the database exists, the checks that may read it build every schema.
     assert_clean(command(env, "check", "--database", "default"))

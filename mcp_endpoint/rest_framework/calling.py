@@ -18,6 +18,7 @@ What the view needs to know of the call travels as an init argument of the view
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -28,15 +29,17 @@ from urllib.parse import quote, urlencode
 
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import Resolver404, resolve
 from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
-from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -154,7 +157,13 @@ def call_view(
         body = {k: v for k, v in arguments.items() if k in spec.body_arguments}
     else:
         body = None
-    request = inner_request(http_request, method, path, query, body, spec.accept)
+    # A text-only action (an HTML page) is asked for its text; every other for JSON.
+    accept = spec.accept if spec.media_type == JSON else spec.media_type
+    request = inner_request(http_request, method, path, query, body, accept=accept)
+    # What URL resolution gives a REST request: NamespaceVersioning reads the namespace from
+    # it, and reverse() inside the view then stays in the route's namespace.
+    with contextlib.suppress(Resolver404):
+        request.resolver_match = resolve(path)
     actions = getattr(route.callback, "actions", None)
     initkwargs = {**route.callback.initkwargs, "caller": caller}
     view: Callable[..., HttpResponseBase] = (
@@ -179,6 +188,7 @@ def inner_request(
     path: str,
     query: Mapping[str, Any],
     body: Any,
+    *,
     accept: str = "application/json",
 ) -> HttpRequest:
     """A Django request for the view, made from the MCP request (host, scheme, client, auth).
@@ -224,7 +234,10 @@ def inner_request(
     if "django.contrib.messages" in django_settings.INSTALLED_APPS:
         from django.contrib.messages.storage import default_storage
 
-        inner._messages = default_storage(inner)  # type: ignore[attr-defined]
+        # A storage that needs the session, on a request that has none (a host without
+        # SessionMiddleware), is left out: the REST request would have no messages either.
+        with contextlib.suppress(ImproperlyConfigured):
+            inner._messages = default_storage(inner)  # type: ignore[attr-defined]
     return inner
 
 

@@ -132,6 +132,36 @@ class ViewSetRegistration:
         """Whether a route of the URL conf is one of this registration's."""
         return getattr(route.callback, "cls", None) is self.viewset
 
+    def check_routes(self) -> list[CheckMessage]:
+        """Problems of the URL conf for this registration, found before the specs are built."""
+        return []
+
+    def check_authentication(self) -> list[CheckMessage]:
+        """W030: the viewset takes none of the credentials the endpoint authenticates."""
+        classes = list(
+            dict.fromkeys(
+                cls
+                for tool in self.tools
+                if tool._spec is not None
+                for cls in tool._spec.authentication_classes
+            )
+        )
+        endpoint_classes = list(self.endpoint.settings.AUTHENTICATION_CLASSES)
+        if not classes or any(related(cls, other) for cls in classes for other in endpoint_classes):
+            return []
+        return [
+            Warning(
+                f"{self.viewset.__name__} accepts {accepted_kinds(classes)} only, none of the "
+                f"credentials endpoint {self.endpoint.name!r} authenticates "
+                f"({accepted_kinds(endpoint_classes)}): its tools are listed for no caller "
+                "and refuse every call.",
+                hint="Add one of the endpoint's AUTHENTICATION_CLASSES to the viewset's "
+                "authentication_classes, or leave the viewset out of the endpoint.",
+                obj=self.endpoint,
+                id="mcp_endpoint.W030",
+            )
+        ]
+
     def check(self, *, database: bool = False) -> list[CheckMessage]:
         """What is wrong with this registration, for the system checks.
 
@@ -162,7 +192,7 @@ class ViewSetRegistration:
         return list(self.problems) + (self.build_messages() if self.built else [])
 
     def build_messages(self) -> list[CheckMessage]:
-        """E021, W022 (from the build), and W020 and W050 (from the specs)."""
+        """E021, W022, W032 (from the build), W020 and W050 (from the specs), and W030."""
         messages = list(self.build_problems)
         messages.extend(self.check_authentication())
         for tool in self.tools:
@@ -191,34 +221,6 @@ class ViewSetRegistration:
                     )
                 )
         return messages
-
-    def check_authentication(self) -> list[CheckMessage]:
-        """W030: the viewset takes none of the credentials the endpoint authenticates."""
-        classes = list(
-            dict.fromkeys(
-                cls
-                for tool in self.tools
-                if tool._spec is not None
-                for cls in tool._spec.authentication_classes
-            )
-        )
-        endpoint_classes = list(self.endpoint.settings.AUTHENTICATION_CLASSES)
-        if not any(tool._spec is not None for tool in self.tools) or any(
-            related(cls, other) for cls in classes for other in endpoint_classes
-        ):
-            return []
-        return [
-            Warning(
-                f"{self.viewset.__name__} accepts {accepted_kinds(classes)} only, none of the "
-                f"credentials endpoint {self.endpoint.name!r} authenticates "
-                f"({accepted_kinds(endpoint_classes)}): its tools are listed for no caller "
-                "and refuse every call.",
-                hint="Add one of the endpoint's AUTHENTICATION_CLASSES to the viewset's "
-                "authentication_classes, or leave the viewset out of the endpoint.",
-                obj=self.endpoint,
-                id="mcp_endpoint.W030",
-            )
-        ]
 
     def schema_options(self) -> SchemaOptions:
         settings = self.endpoint.settings
@@ -263,7 +265,7 @@ class ViewSetRegistration:
     def build_specs(self, *, log: bool) -> tuple[dict[str, ActionSpec], list[CheckMessage]]:
         """The specs of the tools that build, and the problems of those that do not."""
         specs: dict[str, ActionSpec] = {}
-        problems: list[CheckMessage] = []
+        problems: list[CheckMessage] = self.check_routes()
         routes = self.routes()
         generator = SchemaGenerator()
         options = self.schema_options()
@@ -294,8 +296,10 @@ class ViewSetRegistration:
                     schema_options=options,
                     scopes_by_method=self.endpoint.settings.SCOPES_BY_METHOD,
                 )
+            except (DatabaseNeeded, DatabaseError):
+                raise
             except NotJSON as exc:
-                tool._problem = f"it is left out: {exc}"
+                tool._problem = f"it renders neither JSON nor text ({exc})"
                 problems.append(
                     Warning(
                         f"{self.viewset.__name__}.{tool.action} is left out: {exc}.",
@@ -304,8 +308,6 @@ class ViewSetRegistration:
                         id="mcp_endpoint.W032",
                     )
                 )
-            except (DatabaseNeeded, DatabaseError):
-                raise
             except Exception as exc:
                 # The host's serializers, filtersets and querysets run here, and may raise
                 # anything: that tool is left out of tools/list, and its calls say why.
@@ -348,10 +350,15 @@ class ViewSetRegistration:
 _url_routes: dict[str, list[Route]] = {}
 
 
-def url_conf_routes() -> list[Route]:
-    """Every DRF route of the URL conf in use (ROOT_URLCONF, or the request's)."""
+def current_urlconf() -> str:
+    """The name of the URL conf in use (ROOT_URLCONF, or one a middleware set)."""
     urlconf = get_urlconf() or django_settings.ROOT_URLCONF
-    key = urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", repr(urlconf))
+    return urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", repr(urlconf))
+
+
+def url_conf_routes() -> list[Route]:
+    """Every DRF route of the URL conf in use, read once per process."""
+    key = current_urlconf()
     if key not in _url_routes:
         _url_routes[key] = [
             Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()
@@ -379,19 +386,18 @@ class APIViewRegistration(ViewSetRegistration):
     def matches(self, route: Route) -> bool:
         return super().matches(route) and route.callback in named_callbacks(self.url_name)
 
-    def build(self, *, database: bool = True) -> None:
-        if not self.built and not named_callbacks(self.url_name):
-            problem = Error(
+    def check_routes(self) -> list[CheckMessage]:
+        if named_callbacks(self.url_name):
+            return []
+        return [
+            Error(
                 f"{self.viewset.__name__} is registered under the URL name "
                 f"{self.url_name!r}, which the URL conf does not have.",
                 hint="Pass the name of the path() that routes the view.",
                 obj=self.endpoint,
                 id="mcp_endpoint.E021",
             )
-            # Once: a build left for later (it needed the database) comes back here.
-            if problem not in self.problems:
-                self.problems.append(problem)
-        super().build(database=database)
+        ]
 
 
 # The tool verbs of an APIView's handlers.
@@ -412,12 +418,11 @@ def named_callbacks(url_name: str) -> list[Any]:
     def walk(patterns: Iterable[Any], path: tuple[str, ...]) -> None:
         for pattern in patterns:
             if isinstance(pattern, URLResolver):
-                walk(
-                    pattern.url_patterns, (*path, pattern.namespace) if pattern.namespace else path
-                )
+                inner = (*path, pattern.namespace) if pattern.namespace else path
+                walk(pattern.url_patterns, inner)
             elif (
                 pattern.name == name
-                and list(path[-len(namespaces) :] if namespaces else []) == namespaces
+                and (list(path[-len(namespaces) :]) if namespaces else []) == namespaces
             ):
                 found.append(pattern.callback)
 

@@ -23,6 +23,7 @@ from django.utils.encoding import force_str
 from django.utils.functional import Promise
 from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
 from drf_spectacular.settings import spectacular_settings
 from oauth2_provider.contrib.rest_framework import TokenHasScope
@@ -152,8 +153,8 @@ def build_spec(
     plural: str,
     route: Route,
     generator: SchemaGenerator,
-    schema_options: SchemaOptions | None = None,
     scopes_by_method: Mapping[str, Any] | None = None,
+    schema_options: SchemaOptions | None = None,
 ) -> ActionSpec:
     """The spec of one routed action; raises :class:`SchemaError` when there is no schema."""
     choices = schema_options or SchemaOptions()
@@ -161,12 +162,12 @@ def build_spec(
     view = generator.create_view(route.callback, method)
     path = generator.coerce_path(route.path, method, view)
     view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
-    path, version_parameter = apply_version(view, method, path, choices.version)
+    path, accept = apply_version(view, method, path, choices.version)
     traces = len(GENERATOR_STATS._traces)
     try:
         with GENERATOR_STATS.silence():
             GENERATOR_STATS.reset()
-            operation = view.schema.get_operation(
+            operation = spectacular_schema(view).get_operation(
                 path, route.path_regex, "^/", method, generator.registry
             )
             components = generator.registry.build({}).get("schemas", {})
@@ -209,6 +210,13 @@ def build_spec(
                 # nested route's user_pk); the route's converter or regex says it.
                 schema = {k: v for k, v in schema.items() if k not in ("format", "pattern")}
                 schema["type"] = "integer"
+            versioning = getattr(view, "versioning_class", None)
+            if path_arguments[pname] == getattr(versioning, "version_param", None) and getattr(
+                versioning, "allowed_versions", None
+            ):
+                # A URL path version: the versions the view allows, the default first.
+                allowed = [str(v) for v in versioning.allowed_versions]  # type: ignore[union-attr]
+                schema = {"type": "string", "enum": allowed}
             required.append(pname)
         elif parameter.get("in") == "query":
             query_arguments.add(pname)
@@ -312,52 +320,25 @@ def build_spec(
         media_type=media_type,
         page_arguments=page_arguments(view),
         warnings=tuple(warnings),
-        accept=media_type + version_parameter,
+        accept=accept,
         lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
         body_list=body_list,
         body_without_fields=body_without_fields,
     )
 
 
-def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
-    """drf-spectacular's versioning step, for a view whose version is in the Accept header:
-    the view is described for the requested version (or its default one), and the calls
-    ask for that version. The path, and the parameter the Accept header of a call carries
-    (``"; version=2.1"``, or nothing)."""
-    versioning = getattr(view, "versioning_class", None)
-    if versioning is None or not issubclass(versioning, AcceptHeaderVersioning):
-        return path, ""
-    version = requested or versioning.default_version
-    if not version:
-        return path, ""
-    path = modify_for_versioning(get_resolver().url_patterns, method, path, view, version)
-    if not operation_matches_version(view, version):
-        allowed = ", ".join(map(str, versioning.allowed_versions or ())) or "none"
-        raise SchemaError(
-            f"the view does not serve API version {version!r} (its versions: {allowed})"
-        )
-    return path, f"; {versioning.version_param}={version}"
+def spectacular_schema(view: Any) -> AutoSchema:
+    """drf-spectacular's inspector for the view, whatever the host's DEFAULT_SCHEMA_CLASS.
 
-
-def body_branches(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The object, and the list of objects, a request body may be: a plain object body is
-    the first; a ``oneOf``/``anyOf`` body (one object, or a list of them, as a bulk-capable
-    create takes) may be both."""
-    branches = schema.get("oneOf") or schema.get("anyOf")
-    if "properties" in schema or not isinstance(branches, list):
-        return schema, None
-    one = next((b for b in branches if b.get("type") == "object" or "properties" in b), None)
-    many = next(
-        (
-            b
-            for b in branches
-            if b.get("type") == "array"
-            and isinstance(b.get("items"), dict)
-            and (b["items"].get("type") == "object" or "properties" in b["items"])
-        ),
-        None,
-    )
-    return one, many
+    A host that generates its OpenAPI document with DRF's own generator (or another) still
+    gets tool schemas from drf-spectacular; only the REST API's schema view uses theirs.
+    """
+    inspector = view.schema
+    if isinstance(inspector, AutoSchema):
+        return inspector
+    inspector = AutoSchema()
+    inspector.view = view
+    return inspector
 
 
 def align_path(route_path: str, schema_path: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -421,6 +402,46 @@ def answer_media_type(view: Any) -> str:
     raise NotJSON(
         f"the action renders {', '.join(media_types) or 'nothing'}, neither JSON nor text"
     )
+
+
+def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
+    """drf-spectacular's versioning step, for a view whose version is in the Accept header:
+    the view is described for the requested version (or its default one), and the calls
+    ask for that version. The path, and the Accept header of a call."""
+    versioning = getattr(view, "versioning_class", None)
+    if versioning is None or not issubclass(versioning, AcceptHeaderVersioning):
+        return path, JSON
+    version = requested or versioning.default_version
+    if not version:
+        return path, JSON
+    path = modify_for_versioning(get_resolver().url_patterns, method, path, view, version)
+    if not operation_matches_version(view, version):
+        allowed = ", ".join(map(str, versioning.allowed_versions or ())) or "none"
+        raise SchemaError(
+            f"the view does not serve API version {version!r} (its versions: {allowed})"
+        )
+    return path, f"{JSON}; {versioning.version_param}={version}"
+
+
+def body_branches(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The object, and the list of objects, a request body may be: a plain object body is
+    the first; a ``oneOf``/``anyOf`` body (one object, or a list of them, as a bulk-capable
+    create takes) may be both."""
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if "properties" in schema or not isinstance(branches, list):
+        return schema, None
+    one = next((b for b in branches if b.get("type") == "object" or "properties" in b), None)
+    many = next(
+        (
+            b
+            for b in branches
+            if b.get("type") == "array"
+            and isinstance(b.get("items"), dict)
+            and (b["items"].get("type") == "object" or "properties" in b["items"])
+        ),
+        None,
+    )
+    return one, many
 
 
 def refine_query_schemas(view: Any, properties: dict[str, Any]) -> None:

@@ -39,8 +39,8 @@ def api_key(user: Any, scopes: str) -> Credential:
 
 
 def oauth_token(user: Any, scope: str) -> Credential:
-    """An access token bound (RFC 8707) to the host's REST API, at the root of its URL conf,
-    and to its endpoint at /mcp: valid at both, as a token asked for both would be."""
+    """An access token bound (RFC 8707) to both resources compared: the host's REST API at
+    the root of the site, and its MCP endpoint."""
     application = Application.objects.create(
         name="host parity",
         user=user,
@@ -90,16 +90,17 @@ def call_rest(client: Client, bearer: str | None, method: str, url: str, argumen
 def same_data(rest: Any, mcp: Any) -> None:
     if isinstance(rest, dict) and isinstance(mcp, dict):
         assert mcp.keys() == rest.keys()
+        # Ids are allocated, not chosen: PostgreSQL's sequences do not roll back with the
+        # transaction that undid the REST write, so a created object's id (and the links
+        # that carry it) may differ.
         rest_id, mcp_id = rest.get("id"), mcp.get("id")
         for key in rest:
             if key in CALL_TIME_FIELDS or (key == "id" and isinstance(rest[key], int)):
-                continue  # a moment apart; ids are allocated, not chosen
-            expected = rest[key]
-            if isinstance(rest_id, int) and isinstance(mcp_id, int) and isinstance(expected, str):
-                # The object's own URLs name its id (PostgreSQL's sequences do not roll back
-                # with the REST side's transaction, so the MCP side's object has the next).
-                expected = expected.replace(f"/{rest_id}/", f"/{mcp_id}/")
-            assert mcp[key] == expected, key
+                continue  # a moment apart; allocated
+            value = rest[key]
+            if isinstance(value, str) and isinstance(rest_id, int) and isinstance(mcp_id, int):
+                value = value.replace(f"/{rest_id}/", f"/{mcp_id}/")
+            assert mcp[key] == value, key
     else:
         assert mcp == rest
 

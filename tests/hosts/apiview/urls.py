@@ -14,7 +14,7 @@ from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
 
 from mcp_endpoint.authentication import APIKeyAuthentication, OAuth2TokenAuthentication
-from mcp_endpoint.endpoint import Endpoint
+from tests.hosts import host_endpoint
 from tests.hosts.tutorial.models import Snippet
 from tests.hosts.tutorial.views import IsOwnerOrReadOnly, SnippetSerializer, SnippetViewSet
 
@@ -67,7 +67,7 @@ class SnippetStats(HostViewMixin, APIView):
 links = SimpleRouter()
 links.register("snippets", SnippetViewSet, basename="snippet")
 
-endpoint = Endpoint("apiview", settings={"SERVER_NAME": "apiview"})
+endpoint = host_endpoint("apiview")
 endpoint.register_view(
     SnippetList, url_name="snippet-list", names={"get": "list_snippets", "post": "create_snippet"}
 )

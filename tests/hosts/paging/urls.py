@@ -9,7 +9,7 @@ from rest_framework import pagination, permissions, viewsets
 from rest_framework.routers import SimpleRouter
 
 from mcp_endpoint.authentication import APIKeyAuthentication, OAuth2TokenAuthentication
-from mcp_endpoint.endpoint import Endpoint
+from tests.hosts import host_endpoint
 from tests.hosts.tutorial.models import Snippet
 from tests.hosts.tutorial.views import SnippetSerializer, SnippetViewSet
 
@@ -64,7 +64,7 @@ router.register("unpaged", UnpagedSnippets, basename="unpaged")
 links = SimpleRouter()
 links.register("snippets", SnippetViewSet, basename="snippet")
 
-endpoint = Endpoint("paging", settings={"SERVER_NAME": "paging"})
+endpoint = host_endpoint("paging")
 endpoint.register_router(
     router,
     per_basename={

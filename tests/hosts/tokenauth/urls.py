@@ -10,7 +10,7 @@ from rest_framework import permissions, viewsets
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.routers import SimpleRouter
 
-from mcp_endpoint.endpoint import Endpoint
+from tests.hosts import host_endpoint
 from tests.hosts.tutorial.models import Snippet
 from tests.hosts.tutorial.views import IsOwnerOrReadOnly, SnippetSerializer, SnippetViewSet
 
@@ -36,17 +36,14 @@ router.register("token-snippets", TokenSnippetViewSet, basename="token-snippet")
 links = SimpleRouter()
 links.register("snippets", SnippetViewSet, basename="snippet")
 
-keys_endpoint = Endpoint("tokenauth-keys", settings={"SERVER_NAME": "keys"})
+keys_endpoint = host_endpoint("tokenauth-keys")
 keys_endpoint.register_router(router)
-tokens_endpoint = Endpoint(
+tokens_endpoint = host_endpoint(
     "tokenauth-tokens",
-    settings={
-        "SERVER_NAME": "tokens",
-        "AUTHENTICATION_CLASSES": [
-            "rest_framework.authentication.TokenAuthentication",
-            "mcp_endpoint.authentication.APIKeyAuthentication",
-        ],
-    },
+    AUTHENTICATION_CLASSES=[
+        "rest_framework.authentication.TokenAuthentication",
+        "mcp_endpoint.authentication.APIKeyAuthentication",
+    ],
 )
 tokens_endpoint.register_router(router)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from mcp_endpoint.endpoint import Endpoint
+from tests.hosts import host_endpoint
 from tests.hosts.tutorial.views import SnippetViewSet, UserViewSet
 
 router = DefaultRouter()
 router.register("snippets", SnippetViewSet, basename="snippet")
 router.register("users", UserViewSet, basename="user")
 
-endpoint = Endpoint("tutorial", settings={"SERVER_NAME": "tutorial"})
+endpoint = host_endpoint("tutorial")
 endpoint.register_router(router)
 
 urlpatterns = [
