@@ -28,6 +28,23 @@ def _release_stream_workers(django_db_setup: Any) -> Iterator[None]:
     gc.collect()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _hosts_built_under_their_own_urls() -> None:
+    # A registration finds its routes in the URL conf in use when it is built, once per
+    # process. A deployment has one URL conf; this suite has one per host app, and any
+    # test that runs the system checks builds every endpoint there is. Build each host's
+    # endpoints under the host's own URL conf first, as its tests and a deployment would.
+    from django.test import override_settings
+
+    from tests.hosts import host_endpoints
+
+    for host, endpoints in host_endpoints().items():
+        with override_settings(ROOT_URLCONF=f"tests.hosts.{host}.urls"):
+            for endpoint in endpoints:
+                for registration in endpoint.registrations:
+                    registration.build(database=False)
+
+
 @pytest.fixture(autouse=True)
 def _fast_passwords(settings: Any) -> None:
     # Test users need passwords, not a million PBKDF2 rounds each.

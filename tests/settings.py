@@ -1,4 +1,11 @@
-"""Settings for the test suite: the demo host's, plus every host app in ``tests/hosts/``."""
+"""Settings for the test suite: the demo host's, plus every host app in ``tests/hosts/``.
+
+Each host app has its own URL conf and endpoint; a test selects it with
+``@pytest.mark.urls(...)`` (``tests/hosts/settings.py`` mounts them all at once, for the
+commands that run on an empty database). A host app with models has migrations: on
+PostgreSQL an app without them cannot have a foreign key to one with them (its tables are
+made before the others').
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,6 @@ from project.settings import INSTALLED_APPS, MCP_ENDPOINT
 from tests.hosts import host_apps
 
 INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]
-ROOT_URLCONF = "tests.urls"
-
 # The test client serves no static files from a collectstatic folder (there is none);
 # live servers run the demo's own settings, where WhiteNoise serves what collectstatic made.
 STATIC_ROOT = None

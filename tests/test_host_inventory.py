@@ -1,6 +1,6 @@
 """The inventory host (``tests/hosts/inventory``): a large product's shapes, REST and MCP alike.
 
-Every operation runs once through ``/inventory/api/`` and once through ``/inventory/mcp``
+Every operation runs once through the REST API and once through ``/mcp``
 with the same credential, each in a transaction rolled back afterwards, so both sides see
 the same data. The credentials are the product's own: a superuser's token, a read-only
 token, the token of a user whose object permissions reach only the ACME tenant's sites and
@@ -37,10 +37,10 @@ from tests.hosts.inventory.models import (
     Token,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.inventory.urls")]
 
-MCP_URL = "/inventory/mcp"
-API = "/inventory/api"
+MCP_URL = "/mcp"
+API = ""
 MODELS = (Tenant, Region, Site, Manufacturer, DeviceType, Device, JournalEntry)
 
 
@@ -504,7 +504,7 @@ def test_an_unknown_lookup_is_refused(lookups: Any, world: World, client: Client
 
 # -- versions and one-or-many bodies -----------------------------------------------------------
 
-LEGACY_URL = "/inventory/mcp-4.1"
+LEGACY_URL = "/mcp-4.1"
 
 
 def test_calls_carry_the_version_the_endpoint_asks_for(world: World, client: Client) -> None:

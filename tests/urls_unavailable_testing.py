@@ -1,4 +1,5 @@
-"""The suite's URLs, plus an endpoint at ``/unavailable/mcp`` with tools that cannot be built.
+"""The inventory host's URLs, plus an endpoint at ``/unavailable/mcp`` with tools that cannot
+be built.
 
 Its site tools ask for API version 9.9, which the inventory's views do not serve, so their
 schemas cannot be built; its tenant tool builds. Use it with
@@ -10,8 +11,8 @@ from __future__ import annotations
 from django.urls import path
 
 from mcp_endpoint.endpoint import Endpoint
+from tests.hosts.inventory.urls import urlpatterns as inventory_urlpatterns
 from tests.hosts.inventory.views import SiteViewSet, TenantViewSet
-from tests.urls import urlpatterns as suite_urlpatterns
 
 unavailable_endpoint = Endpoint(
     "unavailable-tools",
@@ -23,4 +24,4 @@ unavailable_endpoint = Endpoint(
 unavailable_endpoint.register_viewset(SiteViewSet, include=["list", "retrieve"], version="9.9")
 unavailable_endpoint.register_viewset(TenantViewSet, include=["list"])
 
-urlpatterns = [*suite_urlpatterns, path("unavailable/mcp", unavailable_endpoint.urls)]
+urlpatterns = [*inventory_urlpatterns, path("unavailable/mcp", unavailable_endpoint.urls)]

@@ -193,8 +193,9 @@ def inner_request(
 ) -> HttpRequest:
     """A Django request for the view, made from the MCP request (host, scheme, client, auth).
 
-    ``accept`` is its ``Accept`` header: JSON, with the API version the view was described
-    for when the view reads its version there (``AcceptHeaderVersioning``).
+    ``accept`` is its ``Accept`` header: JSON (or the text type of a text-only action), with
+    the API version the view was described for when the view reads its version there
+    (``AcceptHeaderVersioning``).
     """
     payload = b"" if body is None else json.dumps(body).encode("utf-8")
     environ = {

@@ -46,9 +46,6 @@ ITEMS_ARGUMENT = "items"
 JSON = "application/json"
 
 
-JSON = "application/json"
-
-
 class NotJSON(SchemaError):
     """The action renders neither JSON nor text: no tool can carry its answer."""
 
@@ -168,16 +165,22 @@ def build_spec(
     path = generator.coerce_path(route.path, method, view)
     view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
     path, accept = apply_version(view, method, path, choices.version)
-    with GENERATOR_STATS.silence():
-        GENERATOR_STATS.reset()
-        operation = spectacular_schema(view).get_operation(
-            path, route.path_regex, "^/", method, generator.registry
-        )
-        components = generator.registry.build({}).get("schemas", {})
-        errors = sorted(GENERATOR_STATS._error_cache)
-        warnings = sorted(GENERATOR_STATS._warn_cache) + [
-            e for e in errors if not NO_SERIALIZER.search(e)
-        ]
+    traces = len(GENERATOR_STATS._traces)
+    try:
+        with GENERATOR_STATS.silence():
+            GENERATOR_STATS.reset()
+            operation = spectacular_schema(view).get_operation(
+                path, route.path_regex, "^/", method, generator.registry
+            )
+            components = generator.registry.build({}).get("schemas", {})
+            errors = sorted(GENERATOR_STATS._error_cache)
+            warnings = sorted(GENERATOR_STATS._warn_cache) + [
+                e for e in errors if not NO_SERIALIZER.search(e)
+            ]
+    finally:
+        # drf-spectacular pops the trace of the view it describes only when nothing raised;
+        # an exception from host code would leave it to prefix every later warning.
+        del GENERATOR_STATS._traces[traces:]
         GENERATOR_STATS.reset()
     media_type = answer_media_type(view)
     no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]

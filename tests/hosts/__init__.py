@@ -1,10 +1,12 @@
 """Small host apps, one per shape of real DRF product the adapter must serve.
 
-Each package here is a Django app (``tests.hosts.<name>``) with its own models, REST API and
-MCP endpoint, the way a product nobody here wrote would have them. ``tests/settings.py``
-installs every package found in this folder and ``tests/urls.py`` mounts each one's
-``urls`` module, so a new host needs no registration anywhere else, and the suite-wide
-tests (the metaschema, ``check`` and ``migrate`` on an empty database) pick it up.
+Each package here is a host (``tests.hosts.<name>``) with its own REST API and MCP endpoint
+in its ``urls`` module (the REST API at the root, the endpoint at ``mcp``), and often its
+own models, the way a product nobody here wrote would have them. A test selects a host
+with ``@pytest.mark.urls("tests.hosts.<name>.urls")``. ``tests/settings.py`` installs every
+package found here, and ``tests/hosts/settings.py`` mounts them all at once, so a new host
+needs no registration anywhere else, and the suite-wide tests (the metaschema, ``check``
+and ``migrate`` on an empty database) pick it up.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The inventory's REST API under ``/inventory/api/`` and its MCP endpoint at
-``/inventory/mcp``, which accepts the product's own tokens as well as API keys."""
+"""The inventory's REST API at the root and its MCP endpoint at ``/mcp``, which accepts the
+product's own tokens as well as API keys; ``/mcp-4.1`` is another endpoint on the same API."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ legacy_endpoint.register_viewset(
 )
 
 urlpatterns = [
-    path("inventory/api/", include(router.urls)),
-    path("inventory/mcp", endpoint.urls),
-    path("inventory/mcp-4.1", legacy_endpoint.urls),
+    path("", include(router.urls)),
+    path("mcp", endpoint.urls),
+    path("mcp-4.1", legacy_endpoint.urls),
 ]

@@ -1,5 +1,4 @@
-"""The phrasebook's REST API under ``/phrasebook/api/`` and its endpoint at
-``/phrasebook/mcp``."""
+"""The phrasebook's REST API at the root and its endpoint at ``/mcp``."""
 
 from __future__ import annotations
 
@@ -17,6 +16,6 @@ endpoint = Endpoint("phrasebook", settings={"SERVER_NAME": "phrasebook"})
 endpoint.register_router(router)
 
 urlpatterns = [
-    path("phrasebook/api/", include(router.urls)),
-    path("phrasebook/mcp", endpoint.urls),
+    path("", include(router.urls)),
+    path("mcp", endpoint.urls),
 ]
