@@ -1,6 +1,7 @@
 """A host whose user model signs in by email (``USERNAME_FIELD = "email"``, no ``username``),
-served by a real server: the key admin searches and autocompletes users by email, and the
-account pages, mounted at a path of the host's choosing, work for its users."""
+served by a real server: the key admin searches and autocompletes users by email, the call
+log's admin searches by email, and the account pages, mounted at a path of the host's
+choosing, work for its users."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ alice = User.objects.create_user("alice@example.com", "alice-password-123")
 bob = User.objects.create_user("bob@example.com", "bob-password-123")
 a, _ = APIKey.objects.create_key(user=alice, scopes="read", name="alice laptop")
 b, _ = APIKey.objects.create_key(user=bob, scopes="read", name="bob laptop")
+from mcp_endpoint.models import ToolCall
+for user, tool in ((alice, "count_alices_things"), (bob, "count_bobs_things")):
+    ToolCall.objects.create(
+        endpoint="mcp", tool=tool, user=user, credential="API key", outcome="ok", duration_ms=1.0
+    )
 print(json.dumps({"alice": a.prefix, "bob": b.prefix}))
 """
 
@@ -78,6 +84,17 @@ def test_key_search_by_email(page: Any, host: tuple[LiveServer, dict[str, str]])
     page.wait_for_load_state()
     assert page.get_by_role("link", name=prefixes["alice"]).is_visible()
     assert page.get_by_role("link", name=prefixes["bob"]).count() == 0
+    assert_readable(page, sizes=(DESKTOP,), skip=ADMIN_HEADER)
+
+
+def test_call_log_search_by_email(page: Any, host: tuple[LiveServer, dict[str, str]]) -> None:
+    server, _ = host
+    admin_sign_in(page, server, "/admin/mcp_endpoint/toolcall/")
+    page.get_by_role("textbox", name="Search").fill("alice@")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_load_state()
+    assert page.get_by_text("count_alices_things").first.is_visible()
+    assert page.get_by_text("count_bobs_things").count() == 0
     assert_readable(page, sizes=(DESKTOP,), skip=ADMIN_HEADER)
 
 
