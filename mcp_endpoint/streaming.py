@@ -22,19 +22,18 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
-from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.http.response import HttpResponseBase
+from django.http import HttpRequest
 
+from mcp_endpoint import sessions
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
-from mcp_endpoint.responses import empty_response
+from mcp_endpoint.responses import KEEPALIVE, sse_event
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -46,7 +45,6 @@ logger = logging.getLogger("mcp_endpoint.streaming")
 # Client capabilities that let a legacy session's call send requests to the client.
 CLIENT_REQUEST_CAPABILITIES = ("elicitation", "sampling", "roots")
 DEFAULT_LEGACY_LOG_LEVEL = "info"
-SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 
 # Calls that stream run here; a pool rather than a thread per call, so that a worker's
 # database connections are reused under CONN_MAX_AGE like a request thread's.
@@ -115,8 +113,6 @@ class Channel:
         The client posts its answer to the endpoint, to whichever worker, with the session's
         id; it reaches this call through the cache (see :mod:`mcp_endpoint.sessions`).
         """
-        from mcp_endpoint import sessions
-
         session = self.context.session
         if not self.can_request or session is None:
             raise ToolError("This client cannot be asked for input here.", code="input_unavailable")
@@ -206,42 +202,12 @@ def wanted(endpoint: Endpoint, request: HttpRequest, message: Any, context: Requ
     )
 
 
-def encode(message: dict[str, Any]) -> bytes:
-    data = jsonrpc.dumps(message)
-    return f"event: message\ndata: {data}\n\n".encode()
-
-
-KEEPALIVE = b": keepalive\n\n"
-
-
-def respond(
-    endpoint: Endpoint,
-    request: HttpRequest,
-    message: dict[str, Any],
-    context: RequestContext,
-    status_of: Callable[[dict[str, Any], str], int],
-    json_response: Callable[[Any, int], HttpResponse],
-) -> HttpResponseBase:
-    """Run the call in a worker; answer with JSON if it ends silently, else stream it."""
+def start(endpoint: Endpoint, message: dict[str, Any], context: RequestContext) -> Channel:
+    """Run the call in a worker; the transport reads what it produces from the channel."""
     channel = Channel(endpoint, context)
     context.channel = channel
     _executor.submit(run_call, endpoint, message, context, channel)
-    keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
-    first = channel.next_event(keepalive)
-    if first is not None and first[0] == DONE:
-        answer = first[1]
-        if answer is None:
-            return empty_response(202)
-        return json_response(answer, status_of(answer, context.era))
-    stream: Iterator[bytes] | AsyncIterator[bytes]
-    if isinstance(request, ASGIRequest):
-        stream = async_events(channel, first, keepalive)
-    else:
-        stream = sync_events(channel, first, keepalive)
-    response = StreamingHttpResponse(stream, content_type="text/event-stream")
-    for name, value in SSE_HEADERS.items():
-        response[name] = value
-    return response
+    return channel
 
 
 def run_call(
@@ -268,8 +234,18 @@ def _frame(event: Event | None) -> tuple[bytes, bool]:
         return KEEPALIVE, False
     kind, payload = event
     if kind == DONE:
-        return (encode(payload) if payload is not None else b""), True
-    return encode(payload), False
+        return (sse_event(payload) if payload is not None else b""), True
+    return sse_event(payload), False
+
+
+def frames(
+    channel: Channel, first: Event | None, keepalive: float, *, asynchronous: bool
+) -> Iterator[bytes] | AsyncIterator[bytes]:
+    """The rest of the stream after ``first``: an async iterator under ASGI, so no server
+    buffers it and no thread is held while the call is silent."""
+    if asynchronous:
+        return async_events(channel, first, keepalive)
+    return sync_events(channel, first, keepalive)
 
 
 def sync_events(channel: Channel, first: Event | None, keepalive: float) -> Iterator[bytes]:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.decorators import method_decorator
@@ -36,7 +37,13 @@ from mcp_endpoint.protocol.versions import (
     era_of,
     is_legacy,
 )
-from mcp_endpoint.responses import empty_response, error_response, json_response
+from mcp_endpoint.responses import (
+    answer_response,
+    empty_response,
+    error_response,
+    event_stream_response,
+    json_response,
+)
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
@@ -44,16 +51,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_endpoint.transport")
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
-# JSON-RPC errors the modern revision answers with an HTTP status other than 200.
-MODERN_STATUS = {
-    jsonrpc.PARSE_ERROR: 400,
-    jsonrpc.INVALID_REQUEST: 400,
-    jsonrpc.INVALID_PARAMS: 400,
-    jsonrpc.HEADER_MISMATCH: 400,
-    jsonrpc.MISSING_CAPABILITY: 400,
-    jsonrpc.UNSUPPORTED_VERSION: 400,
-    jsonrpc.METHOD_NOT_FOUND: 404,
-}
 BASE64_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 # Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -114,7 +111,11 @@ class MCPView(View):
         if refusal is not None:
             return refusal
         context = RequestContext(era=LEGACY, credential=credential, transport=request)
-        return sessions.end_session(self.endpoint, request, context)
+        try:
+            sessions.end(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        return empty_response(204)
 
     def authenticate(self, request: HttpRequest) -> tuple[Any, HttpResponse | None]:
         """The request's credential (None when it has none and needs none), or a 401."""
@@ -240,7 +241,32 @@ class MCPView(View):
             if problem is not None:
                 return problem
         elif self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
-            return sessions.respond_in_session(self, request, message, context)
+            return self.respond_in_session(request, message, context)
+        return self.respond(request, message, context)
+
+    def respond_in_session(
+        self, request: HttpRequest, message: Any, context: RequestContext
+    ) -> HttpResponseBase:
+        """A legacy message when sessions are on: ``initialize`` opens one, the rest use it."""
+        assert self.endpoint is not None
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            answer = self.endpoint.handle(message, context)
+            session = sessions.opened_by(self.endpoint, message, answer, context)
+            headers = {sessions.HEADER: session.id} if session is not None else None
+            return answer_response(answer, context.era, headers)
+        try:
+            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(
+                exc.status,
+                jsonrpc.INVALID_REQUEST,
+                exc.message,
+                request_id=jsonrpc.request_id_of(message),
+            )
+        if sessions.is_client_response(message):
+            # An answer to a request a streamed call sent; the call waits for it.
+            sessions.SessionStore(self.endpoint).store_reply(session, message)
+            return empty_response(202)
         return self.respond(request, message, context)
 
     def respond(
@@ -248,14 +274,18 @@ class MCPView(View):
     ) -> HttpResponseBase:
         """One message's answer: streamed (SSE) when it may be, plain JSON otherwise."""
         assert self.endpoint is not None
-        if streaming.wanted(self.endpoint, request, message, context):
-            return streaming.respond(
-                self.endpoint, request, message, context, self.status_of, json_response
-            )
-        answer = self.endpoint.handle(message, context)
-        if answer is None:
-            return empty_response(202)
-        return json_response(answer, self.status_of(answer, context.era))
+        if not streaming.wanted(self.endpoint, request, message, context):
+            return answer_response(self.endpoint.handle(message, context), context.era)
+        channel = streaming.start(self.endpoint, message, context)
+        keepalive: float = self.endpoint.settings.STREAM_KEEPALIVE_SECONDS
+        # A call that ends before saying anything is answered as plain JSON.
+        first = channel.next_event(keepalive)
+        if first is not None and first[0] == streaming.DONE:
+            return answer_response(first[1], context.era)
+        asynchronous = isinstance(request, ASGIRequest)
+        return event_stream_response(
+            streaming.frames(channel, first, keepalive, asynchronous=asynchronous)
+        )
 
     def answer_batch(
         self, request: HttpRequest, batch: list[Any], credential: Any, header_version: str | None
@@ -277,26 +307,20 @@ class MCPView(View):
                 transport=request,
             )
             if self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
-                refusal = sessions.enter(self.endpoint, request, context, None)  # type: ignore[arg-type]
-                if refusal is not None:
-                    return refusal
+                try:
+                    sessions.enter(
+                        self.endpoint,  # type: ignore[arg-type]
+                        request.META.get(sessions.META_HEADER),
+                        context,
+                    )
+                except sessions.SessionRefused as exc:
+                    return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
             answer = self.endpoint.handle(message, context)  # type: ignore[union-attr]
             if answer is not None:
                 answers.append(answer)
         if not answers:
             return empty_response(202)
         return json_response(answers)
-
-    def status_of(self, answer: dict[str, Any], era: str) -> int:
-        error = answer.get("error")
-        if error is None:
-            return 200
-        code = error.get("code")
-        if code in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST):
-            return 400
-        if era == MODERN:
-            return MODERN_STATUS.get(code, 200)
-        return 200
 
     def modern_headers_problem(
         self, request: HttpRequest, message: Any, header_version: str | None
