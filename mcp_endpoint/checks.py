@@ -9,6 +9,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
+from mcp_endpoint.protocol.headers import schema_problems as header_schema_problems
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
 from mcp_endpoint.schema import has_ref_or_type_array
 from mcp_endpoint.tools import TOOL_NAME
@@ -138,6 +139,17 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                         id="mcp_endpoint.E012",
                     )
                 )
+            for problem in header_schema_problems(tool.input_schema):
+                errors.append(
+                    Error(
+                        f"Tool {tool.name!r} marks an argument for a header that clients "
+                        f"refuse: {problem}.",
+                        hint="Clients drop such a tool; see x-mcp-header in the 2026-07-28 "
+                        "transport.",
+                        obj=endpoint,
+                        id="mcp_endpoint.E041",
+                    )
+                )
         for registration in endpoint.viewset_registrations:
             registration.build()
             for check_id, message, hint in registration.problems:
@@ -210,6 +222,19 @@ def check_sessions_and_rounds(app_configs: Any = None, **kwargs: Any) -> list[Ch
                 messages.append(
                     Error(f"{label}[{key!r}] must be a positive integer.", id="mcp_endpoint.E007")
                 )
+        loggers = values.get("CLIENT_LOGGERS")
+        if loggers is not None and (
+            not isinstance(loggers, list | tuple)
+            or not all(isinstance(n, str) and n for n in loggers)
+        ):
+            messages.append(
+                Error(
+                    f"{label}['CLIENT_LOGGERS'] must be a list of logger names.",
+                    hint="For instance ['mcp_endpoint', 'myapp']: each logger's children "
+                    "are included.",
+                    id="mcp_endpoint.E040",
+                )
+            )
         alias = values.get("CACHE")
         if alias is not None and alias not in settings.CACHES:
             messages.append(

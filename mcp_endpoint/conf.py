@@ -121,6 +121,9 @@ DEFAULTS: dict[str, Any] = {
     "STREAM_KEEPALIVE_SECONDS": 15,
     # Announce the (deprecated) logging capability: log messages of tools reach the client.
     "LOGGING": False,
+    # With LOGGING on: Python loggers (and their children) whose records, emitted while a
+    # streamed call runs, reach that call's client at the level the client chose.
+    "CLIENT_LOGGERS": ["mcp_endpoint"],
     # Legacy sessions (Mcp-Session-Id), kept in CACHE: off by default; idle expiry in
     # seconds; how many one credential may hold (the least recently used goes first).
     "SESSIONS": False,

@@ -30,7 +30,7 @@ from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.http import HttpRequest
 
-from mcp_endpoint import sessions
+from mcp_endpoint import client_logging, sessions
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
 from mcp_endpoint.responses import KEEPALIVE, sse_event
@@ -99,13 +99,13 @@ class Channel:
             params["message"] = message
         self.notify("notifications/progress", params)
 
-    def log(self, level: str, data: Any) -> None:
+    def log(self, level: str, data: Any, logger: str = "mcp") -> None:
         threshold = log_threshold(self.endpoint, self.context)
         if threshold is None or level not in LOG_LEVELS:
             return
         if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
-        self.notify("notifications/message", {"level": level, "logger": "mcp", "data": data})
+        self.notify("notifications/message", {"level": level, "logger": logger, "data": data})
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a request to the client (legacy session only) and wait for its answer.
@@ -206,6 +206,8 @@ def start(endpoint: Endpoint, message: dict[str, Any], context: RequestContext) 
     """Run the call in a worker; the transport reads what it produces from the channel."""
     channel = Channel(endpoint, context)
     context.channel = channel
+    if endpoint.settings.LOGGING:
+        client_logging.install(endpoint.settings.CLIENT_LOGGERS)
     _executor.submit(run_call, endpoint, message, context, channel)
     return channel
 
@@ -217,7 +219,8 @@ def run_call(
     answer: dict[str, Any] | None = None
     close_old_connections()
     try:
-        answer = endpoint.handle(message, context)
+        with client_logging.sending_to(channel if endpoint.settings.LOGGING else None):
+            answer = endpoint.handle(message, context)
     except StreamClosed:
         logger.info("tool call %s cancelled: the client closed the stream", message.get("id"))
     except Exception:

@@ -7,8 +7,6 @@ nothing of HTTP.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
 import json
 import logging
@@ -28,6 +26,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from mcp_endpoint import authentication, sessions, streaming, throttling
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.headers import decode_header_value, param_header_mismatch
 from mcp_endpoint.protocol.server import RequestContext, unsupported_version
 from mcp_endpoint.protocol.versions import (
     DEFAULT_LEGACY_HEADER_VERSION,
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_endpoint.transport")
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
-BASE64_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 # Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -384,18 +382,25 @@ class MCPView(View):
                     {"header": name},
                     request_id,
                 )
-        return None
+        return self.param_headers_problem(request, method, params, request_id)
 
-
-def decode_header_value(raw: str) -> str | None:
-    """A header value, with the ``=?base64?...?=`` form decoded; None when it is broken."""
-    found = BASE64_SENTINEL.match(raw)
-    if found is None:
-        return raw
-    try:
-        return base64.b64decode(found.group(1), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
+    def param_headers_problem(
+        self, request: HttpRequest, method: str, params: Any, request_id: Any
+    ) -> HttpResponse | None:
+        """``Mcp-Param-*`` headers of a tool whose schema marks arguments ``x-mcp-header``."""
+        assert self.endpoint is not None
+        if method != "tools/call" or not isinstance(params, dict):
+            return None
+        tool = self.endpoint.tools.get(params.get("name"))  # type: ignore[arg-type]
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return None  # the protocol layer answers for an unknown tool or bad arguments
+        mismatch = param_header_mismatch(tool.input_schema, arguments, request.headers.get)
+        if mismatch is None:
+            return None
+        return error_response(
+            400, jsonrpc.HEADER_MISMATCH, mismatch.message, {"header": mismatch.header}, request_id
+        )
 
 
 def is_loopback(address: str | None) -> bool:

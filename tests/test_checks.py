@@ -328,3 +328,52 @@ def test_e014_duplicate_prompt(make_endpoint: MakeEndpoint) -> None:
     )
     message = only(check_registries, "mcp_endpoint.E014")
     assert "'same_prompt'" in message.msg
+
+
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({"type": "string", "x-mcp-header": ""}, "non-empty header token"),
+        ({"type": "string", "x-mcp-header": "Bad Name"}, "non-empty header token"),
+        ({"type": "number", "x-mcp-header": "Ratio"}, "string, integer or boolean"),
+        ({"type": "object", "x-mcp-header": "Blob"}, "string, integer or boolean"),
+    ],
+)
+def test_e041_header_marks_clients_refuse(
+    make_endpoint: MakeEndpoint, prop: dict[str, Any], problem: str
+) -> None:
+    endpoint = make_endpoint()
+    schema = {"type": "object", "properties": {"a": prop}}
+    endpoint.add_tool(SchemaTool("marked", schema))
+    message = only(check_registries, "mcp_endpoint.E041")
+    assert "'marked'" in message.msg and problem in message.msg
+    assert message.hint
+
+
+def test_e041_same_header_twice_ignoring_case(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": "Region"},
+            "b": {
+                "type": "object",
+                "properties": {"c": {"type": "integer", "x-mcp-header": "region"}},
+            },
+        },
+    }
+    endpoint.add_tool(SchemaTool("twice", schema))
+    assert "used twice" in only(check_registries, "mcp_endpoint.E041").msg
+
+
+def test_e041_valid_marks_pass(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": "Region"},
+            "b": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+        },
+    }
+    endpoint.add_tool(SchemaTool("fine", schema))
+    assert messages(check_registries, "mcp_endpoint.E041") == []

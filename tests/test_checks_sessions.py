@@ -87,3 +87,15 @@ def test_w009_not_raised_for_a_shared_cache_or_without_sessions(
     make_endpoint("-a", SESSIONS=True, CACHE="default")
     make_endpoint("-b", SESSIONS=False, CACHE="local")
     assert messages(CHECK, "mcp_endpoint.W009") == []
+
+
+@pytest.mark.parametrize("value", ["mcp_endpoint", ["mcp_endpoint", ""], [3], None])
+def test_e040_client_loggers_are_logger_names(make_endpoint: MakeEndpoint, value: Any) -> None:
+    if value is None:
+        make_endpoint(CLIENT_LOGGERS=["mcp_endpoint", "myapp.tools"])
+        assert messages(CHECK, "mcp_endpoint.E040") == []
+        return
+    make_endpoint(CLIENT_LOGGERS=value)
+    message = only(CHECK, "mcp_endpoint.E040")
+    assert "CLIENT_LOGGERS" in message.msg
+    assert message.hint
