@@ -190,6 +190,7 @@ SECONDS_KEYS = (
     "REQUEST_STATE_TTL",
     "CLIENT_REQUEST_TIMEOUT",
     "STREAM_KEEPALIVE_SECONDS",
+    "STREAM_RESUME_SECONDS",
 )
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {

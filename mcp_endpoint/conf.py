@@ -119,6 +119,9 @@ DEFAULTS: dict[str, Any] = {
     "STREAMING": True,
     # Seconds between SSE comment lines that keep an idle stream open through proxies.
     "STREAM_KEEPALIVE_SECONDS": 15,
+    # In a legacy session, a streamed answer's events stay in CACHE this long after the
+    # last one, so a client whose stream broke resumes it (GET with Last-Event-ID).
+    "STREAM_RESUME_SECONDS": 60,
     # Announce the (deprecated) logging capability: log messages of tools reach the client.
     "LOGGING": False,
     # With LOGGING on: Python loggers (and their children) whose records, emitted while a

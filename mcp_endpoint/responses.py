@@ -78,9 +78,13 @@ def answer_response(
     return json_response(answer, status_of(answer, era), headers)
 
 
-def sse_event(message: dict[str, Any] | None, event_id: str | None = None) -> bytes:
+def sse_event(
+    message: dict[str, Any] | None, event_id: str | None = None, *, retry_ms: int | None = None
+) -> bytes:
     """One SSE event; with no message, a priming event (an id and empty data)."""
     head = f"id: {event_id}\n" if event_id is not None else ""
+    if retry_ms is not None:
+        head += f"retry: {retry_ms}\n"
     if message is None:
         return f"{head}data: \n\n".encode()
     return f"{head}event: message\ndata: {jsonrpc.dumps(message)}\n\n".encode()

@@ -25,6 +25,7 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_endpoint import authentication, sessions, streaming, throttling
+from mcp_endpoint.event_store import UnknownStream
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.headers import decode_header_value, param_header_mismatch
 from mcp_endpoint.protocol.server import RequestContext, unsupported_version
@@ -84,6 +85,12 @@ class MCPView(View):
             return response
         if request.method == "DELETE" and self.endpoint.settings.SESSIONS:
             return self.delete_session(request)
+        if (
+            request.method == "GET"
+            and self.endpoint.settings.SESSIONS
+            and "HTTP_LAST_EVENT_ID" in request.META
+        ):
+            return self.resume_stream(request)
         if request.method != "POST":
             return error_response(
                 405,
@@ -114,6 +121,25 @@ class MCPView(View):
         except sessions.SessionRefused as exc:
             return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
         return empty_response(204)
+
+    def resume_stream(self, request: HttpRequest) -> HttpResponseBase:
+        """``GET`` with ``Last-Event-ID`` in a session: the rest of a streamed answer."""
+        assert self.endpoint is not None
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        try:
+            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+            stream = streaming.resume(
+                self.endpoint,
+                session.id,
+                request.META["HTTP_LAST_EVENT_ID"],
+                asynchronous=isinstance(request, ASGIRequest),
+            )
+        except (sessions.SessionRefused, UnknownStream) as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        return event_stream_response(stream)
 
     def authenticate(self, request: HttpRequest) -> tuple[Any, HttpResponse | None]:
         """The request's credential (None when it has none and needs none), or a 401."""

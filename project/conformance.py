@@ -157,6 +157,17 @@ def tool_with_logging(context: Context) -> str:
 
 
 @fixture.tool(
+    name="test_reconnection",
+    description="Closes its SSE stream mid-call; the client resumes it with Last-Event-ID",
+)
+def reconnection(context: Context) -> str:
+    context.close_stream()
+    # The answer comes after the client has gone, so it can only arrive by resumption.
+    time.sleep(0.2)
+    return "Reconnection test completed: the answer arrived on the resumed stream"
+
+
+@fixture.tool(
     name="test_custom_header",
     description="Echoes an argument the client also sends as the Mcp-Param-Region header",
 )

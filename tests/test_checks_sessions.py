@@ -39,6 +39,7 @@ def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
         "REQUEST_STATE_TTL",
         "CLIENT_REQUEST_TIMEOUT",
         "STREAM_KEEPALIVE_SECONDS",
+        "STREAM_RESUME_SECONDS",
     ],
 )
 @pytest.mark.parametrize("value", [0, -5, "600", 1.5, True])
