@@ -172,6 +172,19 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                     id="mcp_endpoint.E013",
                 )
             )
+        for template in endpoint.resources.templates():
+            unmapped = [m for m, mapper in template.follows.items() if mapper is None]
+            if unmapped:
+                errors.append(
+                    Error(
+                        f"Resource template {template.uri_template!r} follows "
+                        f"{', '.join(m._meta.label for m in unmapped)} without saying which "
+                        "URIs a changed row changes.",
+                        hint="Pass follows={Model: lambda row: {'variable': ...}}.",
+                        obj=endpoint,
+                        id="mcp_endpoint.E042",
+                    )
+                )
         for name in endpoint.prompts.duplicates:
             errors.append(
                 Error(
@@ -183,7 +196,13 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
     return errors
 
 
-BOOLEAN_KEYS = ("SESSIONS", "CONFIRM_DESTRUCTIVE_TOOLS", "STREAMING", "LOGGING")
+BOOLEAN_KEYS = (
+    "SESSIONS",
+    "CONFIRM_DESTRUCTIVE_TOOLS",
+    "STREAMING",
+    "LOGGING",
+    "WSGI_GET_STREAMS",
+)
 SECONDS_KEYS = (
     "SESSION_IDLE_SECONDS",
     "SESSIONS_PER_CREDENTIAL",
@@ -191,6 +210,7 @@ SECONDS_KEYS = (
     "CLIENT_REQUEST_TIMEOUT",
     "STREAM_KEEPALIVE_SECONDS",
     "STREAM_RESUME_SECONDS",
+    "STREAMS_PER_CREDENTIAL",
 )
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {

@@ -132,6 +132,13 @@ DEFAULTS: dict[str, Any] = {
     "SESSIONS": False,
     "SESSION_IDLE_SECONDS": 600,
     "SESSIONS_PER_CREDENTIAL": 8,
+    # Resource subscriptions: the Redis that carries updates between processes (None: the
+    # Redis of CACHE when it is Django's RedisCache, else this process only); whether a
+    # session's GET stream may hold a WSGI worker (under ASGI it is async code); how many
+    # GET streams one credential may hold open at once.
+    "SUBSCRIPTIONS_REDIS_URL": None,
+    "WSGI_GET_STREAMS": False,
+    "STREAMS_PER_CREDENTIAL": 4,
     # How long a tool waits for the client to answer a request sent during the call.
     "CLIENT_REQUEST_TIMEOUT": 300,
 }

@@ -46,12 +46,26 @@ class Session:
     capabilities: dict[str, Any] = field(default_factory=dict)
     client_info: dict[str, Any] | None = None
     log_level: str | None = None
+    # URIs of resources/subscribe, for the session's GET stream.
+    subscriptions: list[str] = field(default_factory=list)
     created: float = 0.0
     last_used: float = 0.0
     store: SessionStore | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "store"}
+
+    def subscribe(self, uri: str) -> None:
+        if uri not in self.subscriptions:
+            self.subscriptions.append(uri)
+            if self.store is not None:
+                self.store.save(self)
+
+    def unsubscribe(self, uri: str) -> None:
+        if uri in self.subscriptions:
+            self.subscriptions.remove(uri)
+            if self.store is not None:
+                self.store.save(self)
 
     def set_log_level(self, level: str) -> None:
         self.log_level = level

@@ -24,7 +24,7 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from mcp_endpoint import authentication, sessions, streaming, throttling
+from mcp_endpoint import authentication, sessions, streaming, subscriptions, throttling
 from mcp_endpoint.event_store import UnknownStream
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.headers import decode_header_value, param_header_mismatch
@@ -91,6 +91,12 @@ class MCPView(View):
             and "HTTP_LAST_EVENT_ID" in request.META
         ):
             return self.resume_stream(request)
+        if (
+            request.method == "GET"
+            and self.endpoint.settings.SESSIONS
+            and (isinstance(request, ASGIRequest) or self.endpoint.settings.WSGI_GET_STREAMS)
+        ):
+            return self.session_stream(request)
         if request.method != "POST":
             return error_response(
                 405,
@@ -139,6 +145,32 @@ class MCPView(View):
             )
         except (sessions.SessionRefused, UnknownStream) as exc:
             return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        return event_stream_response(stream)
+
+    def session_stream(self, request: HttpRequest) -> HttpResponseBase:
+        """``GET`` in a session: the stream of its resource updates."""
+        assert self.endpoint is not None
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        try:
+            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        limit = subscriptions.StreamLimit(self.endpoint, session.owner)
+        if not limit.acquire():
+            return error_response(
+                429,
+                jsonrpc.REQUEST_REFUSED,
+                f"Too Many Requests: at most {limit.limit} open streams per credential; "
+                "close one first",
+                {"limit": limit.limit},
+            )
+        if isinstance(request, ASGIRequest):
+            stream: Any = subscriptions.async_updates(self.endpoint, session.id, context, limit)
+        else:
+            stream = subscriptions.sync_updates(self.endpoint, session.id, context, limit)
         return event_stream_response(stream)
 
     def authenticate(self, request: HttpRequest) -> tuple[Any, HttpResponse | None]:

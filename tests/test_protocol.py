@@ -77,6 +77,15 @@ class Features:
     def page_size(self) -> int:
         return self._page_size
 
+    def subscriptions_available(self) -> bool:
+        return False
+
+    def subscribe(self, uri: str, context: RequestContext) -> None:
+        self.calls.append(("subscribe", {"uri": uri}, context))
+
+    def unsubscribe(self, uri: str, context: RequestContext) -> None:
+        self.calls.append(("unsubscribe", {"uri": uri}, context))
+
     def ttl_ms(self) -> int:
         return 1234
 

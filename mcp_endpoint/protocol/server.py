@@ -73,6 +73,12 @@ class Features(Protocol):
 
     def page_size(self) -> int: ...
 
+    def subscriptions_available(self) -> bool: ...
+
+    def subscribe(self, uri: str, context: RequestContext) -> None: ...
+
+    def unsubscribe(self, uri: str, context: RequestContext) -> None: ...
+
     def ttl_ms(self) -> int: ...
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]: ...
@@ -267,9 +273,13 @@ def decode_cursor(cursor: object, total: int) -> int:
 def _initialize(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
     version = negotiate_legacy(params.get("protocolVersion"), server.features.supported_versions())
     context.protocol_version = version
+    capabilities = server.features.capabilities()
+    if server.features.subscriptions_available():
+        # Legacy only: the 2026-07-28 revision subscribes through subscriptions/listen.
+        capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
     body: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": server.features.capabilities(),
+        "capabilities": capabilities,
         "serverInfo": server.features.server_info(),
     }
     instructions = server.features.instructions()
@@ -361,6 +371,23 @@ def _resources_read(
     return server.features.read_resource(uri, context)
 
 
+def _resource_uri(params: dict[str, Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise ProtocolError(jsonrpc.INVALID_PARAMS, 'Invalid params: "uri" must be a string')
+    return uri
+
+
+def _subscribe(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    server.features.subscribe(_resource_uri(params), context)
+    return {}
+
+
+def _unsubscribe(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    server.features.unsubscribe(_resource_uri(params), context)
+    return {}
+
+
 def _prompts_list(
     server: Server, params: dict[str, Any], context: RequestContext
 ) -> dict[str, Any]:
@@ -407,6 +434,8 @@ METHODS: dict[str, Handler] = {
     "resources/list": _resources_list,
     "resources/templates/list": _resource_templates_list,
     "resources/read": _resources_read,
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
     "prompts/list": _prompts_list,
     "prompts/get": _prompts_get,
     "completion/complete": _complete,

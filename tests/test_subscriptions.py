@@ -1,0 +1,302 @@
+"""Resource subscriptions fed by the host's data (legacy sessions).
+
+The demo's task board (``tracker://projects/{id}/board``) follows ``Task``: a task saved or
+deleted, once committed, publishes "updated" for its project's board. A client in a
+session subscribes to boards it may read and hears about them on the session's GET stream,
+only while it may still read them. In process for subscribing and publishing; with two
+uvicorn processes on Redis, an SDK client and a change made through the REST API for the
+stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from django.db import transaction
+from django.test import RequestFactory
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_endpoint import site, subscriptions
+from mcp_endpoint.authentication import authenticate
+from mcp_endpoint.protocol.server import RequestContext
+from mcp_endpoint.sessions import SessionStore
+from project.tracker.models import Project, Task
+from tests.conftest import MCPClient
+from tests.live_server import UvicornServer, manage
+from tests.test_e2e_sdk import DEMO_PROJECT, create_key
+from tests.test_modern import meta
+from tests.test_sessions import LEGACY, REDIS_URL, in_session, initialize, redis_missing
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(settings: Any) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"mcp-endpoint-tests-{__name__}",
+        }
+    }
+
+
+@pytest.fixture
+def sessions_on(settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+
+
+@pytest.fixture
+def rpc(mcp_client: Callable[..., MCPClient], alice_key: str) -> MCPClient:
+    return mcp_client(alice_key)
+
+
+def board(project: Project) -> str:
+    return f"tracker://projects/{project.pk}/board"
+
+
+def stored_subscriptions(session_id: str) -> list[str]:
+    store = SessionStore(site)
+    found: list[str] = store.cache.get(store.key(session_id))["subscriptions"]
+    return found
+
+
+# -- announcing and subscribing ----------------------------------------------------------------
+
+
+def test_subscribe_is_announced_with_sessions_only(rpc: MCPClient, settings: Any) -> None:
+    params = {"protocolVersion": LEGACY, "capabilities": {}}
+    assert "subscribe" not in rpc.result("initialize", params)["capabilities"]["resources"]
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+    response = rpc.request("initialize", params)
+    assert response.json()["result"]["capabilities"]["resources"]["subscribe"] is True
+
+
+def test_the_modern_revision_is_not_offered_subscribe(rpc: MCPClient, sessions_on: None) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+    capabilities = rpc.post(message, headers=headers).json()["result"]["capabilities"]
+    assert "subscribe" not in capabilities["resources"]
+
+
+def test_subscribe_and_unsubscribe_a_readable_board(
+    rpc: MCPClient, sessions_on: None, project: Project
+) -> None:
+    session_id = initialize(rpc)
+    headers = in_session(session_id)
+    response = rpc.request("resources/subscribe", {"uri": board(project)}, headers=headers)
+    assert response.json()["result"] == {}
+    assert stored_subscriptions(session_id) == [board(project)]
+    response = rpc.request("resources/unsubscribe", {"uri": board(project)}, headers=headers)
+    assert response.json()["result"] == {}
+    assert stored_subscriptions(session_id) == []
+
+
+def test_no_subscription_to_what_the_credential_cannot_read(
+    rpc: MCPClient, sessions_on: None, carol: Any
+) -> None:
+    others = Project.objects.create(name="Carol's", owner=carol)
+    session_id = initialize(rpc)
+    for uri in (board(others), "tracker://nothing-here"):
+        response = rpc.request("resources/subscribe", {"uri": uri}, headers=in_session(session_id))
+        assert response.status_code == 200
+        assert response.json()["error"]["code"] == -32002
+        assert response.json()["error"]["data"] == {"uri": uri}
+    assert stored_subscriptions(session_id) == []
+
+
+@pytest.mark.parametrize("params", [{}, {"uri": ""}, {"uri": 7}])
+def test_subscribe_needs_a_uri(rpc: MCPClient, sessions_on: None, params: Any) -> None:
+    session_id = initialize(rpc)
+    response = rpc.request("resources/subscribe", params, headers=in_session(session_id))
+    assert response.json()["error"]["code"] == -32602
+    assert stored_subscriptions(session_id) == []
+
+
+def test_without_sessions_subscribe_is_unknown(rpc: MCPClient, project: Project) -> None:
+    response = rpc.request("resources/subscribe", {"uri": board(project)})
+    assert response.json()["error"]["code"] == -32601
+
+
+def test_subscribe_needs_the_session_header(
+    rpc: MCPClient, sessions_on: None, project: Project
+) -> None:
+    initialize(rpc)
+    response = rpc.request("resources/subscribe", {"uri": board(project)})
+    assert response.status_code == 400
+
+
+# -- publishing on commit ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def heard() -> Iterator[queue.Queue[str]]:
+    hub = subscriptions.hub_for(site)  # locmem cache: this process's broker
+    listener = hub.listen_sync()
+    yield listener
+    hub.leave(listener)
+
+
+def drain(listener: queue.Queue[str]) -> list[str]:
+    found = []
+    while not listener.empty():
+        found.append(listener.get_nowait())
+    return found
+
+
+def test_a_committed_change_publishes_its_board(
+    project: Project, heard: queue.Queue[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    task = Task.objects.filter(project=project).first()
+    assert task is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        task.title = "Renamed"
+        task.save()
+    assert drain(heard) == [board(project)]
+    with django_capture_on_commit_callbacks(execute=True):
+        task.delete()
+    assert drain(heard) == [board(project)]
+
+
+def test_a_rolled_back_change_publishes_nothing(
+    project: Project, heard: queue.Queue[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    task = Task.objects.filter(project=project).first()
+    assert task is not None
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        task.title = "Never"
+        task.save()
+        raise RuntimeError("rolled back")
+    assert callbacks == [] and drain(heard) == []
+
+
+def test_an_update_is_sent_only_while_the_credential_may_read(
+    rpc: MCPClient, sessions_on: None, project: Project, alice: Any, bob: Any
+) -> None:
+    session_id = initialize(rpc)
+    rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
+    request = RequestFactory().get("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
+    credential = authenticate(request, site.settings.AUTHENTICATION_CLASSES)
+    context = RequestContext(era="legacy", credential=credential, transport=request)
+    assert subscriptions.wanted_update(site, session_id, board(project), context) is True
+    assert subscriptions.wanted_update(site, session_id, "tracker://guide", context) is False
+    # Alice leaves the project (she owned it: it passes to bob); her board goes quiet.
+    project.owner = bob
+    project.save()
+    project.members.remove(alice)
+    assert subscriptions.wanted_update(site, session_id, board(project), context) is False
+    assert subscriptions.wanted_update(site, "gone", board(project), context) is None
+
+
+def test_wsgi_get_stays_405_unless_accepted(
+    client: Any, sessions_on: None, alice_key: str, rpc: MCPClient
+) -> None:
+    session_id = initialize(rpc)
+    headers = {"Authorization": f"Bearer {alice_key}", **in_session(session_id)}
+    response = client.get("/mcp", headers=headers)
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == -32000
+
+
+# -- two uvicorn processes, one Redis, an SDK client and the REST API ----------------------------
+
+
+@dataclass
+class Deployment:
+    mcp: UvicornServer
+    rest: UvicornServer
+    key: str
+    project_id: int
+    task_id: int
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    reason = redis_missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {reason}")
+        pytest.skip(reason)
+    workdir: Path = tmp_path_factory.mktemp("subscriptions-two")
+    env = {
+        "SQLITE_PATH": str(workdir / "shared.sqlite3"),
+        "REDIS_URL": REDIS_URL,
+        "CACHE_KEY_PREFIX": f"mcp-subs-{secrets.token_hex(6)}",
+        "DEMO_MCP_SESSIONS": "1",
+        "DATABASE_URL": "",
+    }
+    with UvicornServer(workdir / "a", workers=1, env=env) as first:
+        manage(first.env, "seed_demo")
+        key = create_key(first.env, "alice", "read write")
+        facts = manage(first.env, "shell", "-c", (
+            "from project.tracker.models import Project\n"
+            f"p = Project.objects.get(name={DEMO_PROJECT!r})\n"
+            "print(p.pk, p.tasks.first().pk)\n"))  # fmt: skip
+        project_id, task_id = (int(n) for n in facts.strip().splitlines()[-1].split())
+        with UvicornServer(
+            workdir / "b", workers=1, env=env, migrate=False, share_database=first
+        ) as second:
+            yield Deployment(first, second, key, project_id, task_id)
+
+
+def patch_task(server: UvicornServer, key: str, task_id: int, title: str) -> int:
+    request = urllib.request.Request(
+        server.url(f"/api/tasks/{task_id}/"),
+        data=json.dumps({"title": title}).encode(),
+        method="PATCH",
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=20) as response:
+        status: int = response.status
+        return status
+
+
+@pytest.mark.e2e
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+def test_an_sdk_client_hears_of_a_change_made_through_rest(deployment: Deployment) -> None:
+    uri = f"tracker://projects/{deployment.project_id}/board"
+    heard: list[str] = []
+
+    async def handler(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            heard.append(message.params.uri)
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {deployment.key}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(deployment.mcp.url("/mcp"), http_client=http)
+            async with Client(transport, mode="legacy", message_handler=handler) as client:
+                await client.subscribe_resource(uri)
+                # The client opens its GET stream on its own; a change made before the stream
+                # is open is not news to it, so change until one is heard (a bounded loop).
+                for attempt in range(20):
+                    status = await anyio.to_thread.run_sync(
+                        patch_task, deployment.rest, deployment.key, deployment.task_id,
+                        f"Renamed {attempt}")  # fmt: skip
+                    assert status == 200
+                    with anyio.move_on_after(1.5):
+                        while not heard:
+                            await anyio.sleep(0.05)
+                    if heard:
+                        break
+                board = await client.read_resource(uri)
+                text = getattr(board.contents[0], "text", "")
+                assert "Renamed" in text
+
+    anyio.run(main)
+    assert heard and set(heard) == {uri}, deployment.mcp.log_tail()
