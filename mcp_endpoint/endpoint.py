@@ -291,6 +291,23 @@ class Endpoint:
             raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/unsubscribe")
         subscriptions.unsubscribe(uri, context)
 
+    def listen_filter(
+        self, notifications: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        """What a listen stream will carry: resource updates of the URIs this credential
+        may read now (no list-changed notifications: the lists do not change)."""
+        readable = []
+        for uri in notifications.get("resourceSubscriptions") or []:
+            try:
+                self.read_resource(uri, context)
+            except ProtocolError:
+                continue
+            readable.append(uri)
+        honoured: dict[str, Any] = {}
+        if readable:
+            honoured["resourceSubscriptions"] = readable
+        return honoured
+
     def page_size(self) -> int:
         size: int = self.settings.LIST_PAGE_SIZE
         return size

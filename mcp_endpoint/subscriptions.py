@@ -53,6 +53,8 @@ logger = logging.getLogger("mcp_endpoint.subscriptions")
 
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 UPDATED = "notifications/resources/updated"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 # -- from a saved row to the URIs it changes ------------------------------------------------------
@@ -246,8 +248,81 @@ class StreamLimit:
             self.cache.decr(self.key)
 
 
-def update_message(uri: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": UPDATED, "params": {"uri": uri}}
+def update_message(uri: str, subscription_id: Any = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"uri": uri}
+    if subscription_id is not None:
+        params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
+    return {"jsonrpc": "2.0", "method": UPDATED, "params": params}
+
+
+# -- 2026-07-28: subscriptions/listen ---------------------------------------------------------
+
+
+def readable_now(endpoint: Endpoint, uri: str, context: RequestContext) -> bool:
+    try:
+        endpoint.read_resource(uri, context)
+    except ProtocolError:
+        return False
+    return True
+
+
+def listen_stream(
+    endpoint: Endpoint,
+    answer: dict[str, Any],
+    context: RequestContext,
+    *,
+    asynchronous: bool,
+    limit: StreamLimit | None,
+) -> Iterator[bytes] | AsyncIterator[bytes]:
+    """A ``subscriptions/listen`` stream: the acknowledgement, then the updates.
+
+    ``answer`` is the protocol layer's answer (its result names what is honoured). Under
+    ASGI the stream stays open, async, until the client leaves; elsewhere (no ``limit``)
+    it honours nothing and ends at once with the result, as the revision allows.
+    """
+    subscription_id = answer["id"]
+    result = dict(answer["result"])
+    honoured = result.pop("notifications")
+    if limit is None:
+        honoured = {}
+    result["_meta"] = {**result.get("_meta", {}), SUBSCRIPTION_ID: subscription_id}
+    ack = {
+        "jsonrpc": "2.0",
+        "method": ACKNOWLEDGED,
+        "params": {"notifications": honoured, "_meta": {SUBSCRIPTION_ID: subscription_id}},
+    }
+    ending = {"jsonrpc": "2.0", "id": subscription_id, "result": result}
+    uris = set(honoured.get("resourceSubscriptions", []))
+    if limit is None or not asynchronous:
+        return iter([sse_event(ack), sse_event(ending)])
+    return async_listen(endpoint, ack, uris, subscription_id, context, limit)
+
+
+async def async_listen(
+    endpoint: Endpoint,
+    ack: dict[str, Any],
+    uris: set[str],
+    subscription_id: Any,
+    context: RequestContext,
+    limit: StreamLimit,
+) -> AsyncIterator[bytes]:
+    hub = hub_for(endpoint)
+    listener = hub.listen_async()
+    check = sync_to_async(readable_now)
+    keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
+    try:
+        yield sse_event(ack)
+        while True:
+            try:
+                uri = await asyncio.wait_for(listener[1].get(), keepalive)
+            except TimeoutError:
+                yield KEEPALIVE
+                continue
+            if uri in uris and await check(endpoint, uri, context):
+                yield sse_event(update_message(uri, subscription_id))
+    finally:
+        hub.leave(listener)
+        await sync_to_async(limit.release)()
 
 
 def wanted_update(

@@ -26,6 +26,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from mcp_endpoint import authentication, sessions, streaming, subscriptions, throttling
 from mcp_endpoint.event_store import UnknownStream
+from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.headers import decode_header_value, param_header_mismatch
 from mcp_endpoint.protocol.server import RequestContext, unsupported_version
@@ -296,9 +297,36 @@ class MCPView(View):
             problem = self.modern_headers_problem(request, message, header_version)
             if problem is not None:
                 return problem
+            if isinstance(message, dict) and message.get("method") == "subscriptions/listen":
+                return self.listen(request, message, context)
         elif self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
             return self.respond_in_session(request, message, context)
         return self.respond(request, message, context)
+
+    def listen(
+        self, request: HttpRequest, message: dict[str, Any], context: RequestContext
+    ) -> HttpResponseBase:
+        """``subscriptions/listen`` (2026-07-28): a stream, once the protocol layer agrees."""
+        assert self.endpoint is not None
+        answer = self.endpoint.handle(message, context)
+        if answer is None or "result" not in answer:
+            return answer_response(answer, context.era)
+        asynchronous = isinstance(request, ASGIRequest)
+        limit = None
+        if asynchronous:  # under WSGI the stream is acknowledged and ended at once
+            limit = subscriptions.StreamLimit(self.endpoint, principal(context))
+            if not limit.acquire():
+                return error_response(
+                    429,
+                    jsonrpc.REQUEST_REFUSED,
+                    f"Too Many Requests: at most {limit.limit} open streams per credential",
+                    {"limit": limit.limit},
+                    jsonrpc.request_id_of(message),
+                )
+        stream = subscriptions.listen_stream(
+            self.endpoint, answer, context, asynchronous=asynchronous, limit=limit
+        )
+        return event_stream_response(stream)
 
     def respond_in_session(
         self, request: HttpRequest, message: Any, context: RequestContext

@@ -10,6 +10,7 @@ stream.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import queue
@@ -34,10 +35,11 @@ from mcp_endpoint.protocol.server import RequestContext
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient
-from tests.live_server import UvicornServer, manage
+from tests.live_server import HOST, UvicornServer, manage
 from tests.test_e2e_sdk import DEMO_PROJECT, create_key
 from tests.test_modern import meta
 from tests.test_sessions import LEGACY, REDIS_URL, in_session, initialize, redis_missing
+from tests.test_streaming import parse_events
 
 pytestmark = pytest.mark.django_db
 
@@ -81,13 +83,6 @@ def test_subscribe_is_announced_with_sessions_only(rpc: MCPClient, settings: Any
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
     response = rpc.request("initialize", params)
     assert response.json()["result"]["capabilities"]["resources"]["subscribe"] is True
-
-
-def test_the_modern_revision_is_not_offered_subscribe(rpc: MCPClient, sessions_on: None) -> None:
-    message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}
-    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
-    capabilities = rpc.post(message, headers=headers).json()["result"]["capabilities"]
-    assert "subscribe" not in capabilities["resources"]
 
 
 def test_subscribe_and_unsubscribe_a_readable_board(
@@ -300,3 +295,105 @@ def test_an_sdk_client_hears_of_a_change_made_through_rest(deployment: Deploymen
 
     anyio.run(main)
     assert heard and set(heard) == {uri}, deployment.mcp.log_tail()
+
+
+# -- 2026-07-28: subscriptions/listen --------------------------------------------------------------
+
+
+def listen_message(uris: Any, request_id: Any = 5) -> tuple[dict[str, Any], dict[str, str]]:
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta(), "notifications": {"resourceSubscriptions": uris}},
+    }
+    headers = {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "subscriptions/listen",
+        "Accept": "text/event-stream",
+    }
+    return message, headers
+
+
+def test_modern_discover_announces_subscribe(rpc: MCPClient) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+    capabilities = rpc.post(message, headers=headers).json()["result"]["capabilities"]
+    assert capabilities["resources"]["subscribe"] is True
+
+
+def test_listen_under_wsgi_acknowledges_and_ends(rpc: MCPClient, project: Project) -> None:
+    # A WSGI worker is not held for a listen stream: nothing is honoured, and it ends.
+    message, headers = listen_message([board(project)])
+    response = rpc.post(message, headers=headers)
+    assert response["Content-Type"] == "text/event-stream"
+    ack, end = parse_events(b"".join(response.streaming_content))
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 5
+    assert ack["params"]["notifications"] == {}
+    assert end["id"] == 5 and end["result"]["resultType"] == "complete"
+    assert end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 5
+
+
+@pytest.mark.parametrize("uris", ["tracker://guide", [3], [""], {"a": 1}])
+def test_listen_refuses_malformed_filters(rpc: MCPClient, uris: Any) -> None:
+    message, headers = listen_message(uris)
+    response = rpc.post(message, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32602
+    assert response.json()["id"] == 5
+
+
+def test_listen_is_not_a_legacy_method(rpc: MCPClient) -> None:
+    response = rpc.request("subscriptions/listen", {"notifications": {}})
+    assert response.json()["error"]["code"] == -32601
+
+
+def test_listen_honours_only_readable_uris(rpc: MCPClient, project: Project, carol: Any) -> None:
+    others = Project.objects.create(name="Carol's", owner=carol)
+    request = RequestFactory().post("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
+    context = RequestContext(
+        era="2026-07-28",
+        credential=authenticate(request, site.settings.AUTHENTICATION_CLASSES),
+        transport=request,
+    )
+    requested = {"resourceSubscriptions": [board(project), board(others)], "toolsListChanged": True}
+    assert site.listen_filter(requested, context) == {"resourceSubscriptions": [board(project)]}
+
+
+@pytest.mark.e2e
+def test_a_modern_listen_stream_hears_of_a_rest_change(deployment: Deployment) -> None:
+    uri = f"tracker://projects/{deployment.project_id}/board"
+    message, headers = listen_message([uri], request_id="listen-1")
+    connection = http.client.HTTPConnection(HOST, deployment.mcp.port, timeout=2)
+    connection.request("POST", "/mcp", body=json.dumps(message), headers={
+        **headers, "Content-Type": "application/json",
+        "Authorization": f"Bearer {deployment.key}"})  # fmt: skip
+    response = connection.getresponse()
+    assert response.status == 200
+
+    def next_message() -> dict[str, Any] | None:
+        block = b""
+        try:
+            while not block.endswith(b"\n\n") or block.strip().startswith(b":"):
+                if block.endswith(b"\n\n"):
+                    block = b""  # a keep-alive comment
+                block += response.readline()
+        except TimeoutError:
+            return None
+        events = parse_events(block)
+        return events[0] if events else None
+
+    ack = next_message()
+    assert ack is not None and ack["params"]["notifications"] == {"resourceSubscriptions": [uri]}
+    heard = None
+    for attempt in range(10):  # the relay may still be subscribing: change until heard
+        patch_task(deployment.rest, deployment.key, deployment.task_id, f"Listened {attempt}")
+        heard = next_message()
+        if heard is not None:
+            break
+    connection.close()
+    assert heard is not None, deployment.mcp.log_tail()
+    assert heard["method"] == "notifications/resources/updated"
+    assert heard["params"]["uri"] == uri
+    assert heard["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"

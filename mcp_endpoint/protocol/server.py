@@ -79,6 +79,10 @@ class Features(Protocol):
 
     def unsubscribe(self, uri: str, context: RequestContext) -> None: ...
 
+    def listen_filter(
+        self, notifications: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]: ...
+
     def ttl_ms(self) -> int: ...
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]: ...
@@ -315,7 +319,11 @@ def _discover(server: Server, params: dict[str, Any], context: RequestContext) -
         "supportedVersions": list(server.features.supported_versions()),
         "capabilities": server.features.capabilities(),
     }
-    if not context.modern:
+    if context.modern:
+        # Subscriptions to resources travel on subscriptions/listen streams in this revision.
+        capabilities = body["capabilities"]
+        capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
+    else:
         # The modern answer carries the identity in _meta; a legacy-shaped call gets it inline.
         body["serverInfo"] = server.features.server_info()
     instructions = server.features.instructions()
@@ -388,6 +396,28 @@ def _unsubscribe(server: Server, params: dict[str, Any], context: RequestContext
     return {}
 
 
+def _listen(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    """``subscriptions/listen``: which of the requested notifications will be sent.
+
+    The transport answers with a stream that starts with the acknowledgement of this
+    filter; the result itself ends the stream.
+    """
+    if not context.modern:
+        raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: subscriptions/listen")
+    notifications = params.get("notifications")
+    if not isinstance(notifications, dict):
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS, 'Invalid params: "notifications" must be an object'
+        )
+    uris = notifications.get("resourceSubscriptions", [])
+    if not isinstance(uris, list) or not all(isinstance(u, str) and u for u in uris):
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS,
+            'Invalid params: "resourceSubscriptions" must be a list of URIs',
+        )
+    return {"notifications": server.features.listen_filter(notifications, context)}
+
+
 def _prompts_list(
     server: Server, params: dict[str, Any], context: RequestContext
 ) -> dict[str, Any]:
@@ -436,6 +466,7 @@ METHODS: dict[str, Handler] = {
     "resources/read": _resources_read,
     "resources/subscribe": _subscribe,
     "resources/unsubscribe": _unsubscribe,
+    "subscriptions/listen": _listen,
     "prompts/list": _prompts_list,
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
