@@ -208,6 +208,64 @@ def test_wsgi_get_stays_405_unless_accepted(
     assert response.json()["error"]["code"] == -32000
 
 
+@pytest.fixture
+def wsgi_streams(settings: Any) -> None:
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "SESSIONS": True,
+        "WSGI_GET_STREAMS": True,
+        "STREAMS_PER_CREDENTIAL": 1,
+    }
+
+
+def open_stream(client: Any, key: str, session_id: str) -> Any:
+    headers = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"}
+    return client.get("/mcp", headers={**headers, **in_session(session_id)})
+
+
+def test_a_wsgi_stream_when_accepted_carries_subscribed_updates(
+    client: Any, rpc: MCPClient, wsgi_streams: None, project: Project, carol: Any
+) -> None:
+    session_id = initialize(rpc)
+    rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
+    response = open_stream(client, rpc.key or "", session_id)
+    assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+    chunks = iter(response.streaming_content)
+    assert next(chunks).startswith(b":")  # open: changes from now on are heard
+    others = Project.objects.create(name="Carol's", owner=carol)
+    subscriptions.publish(site, [board(others), "tracker://guide", board(project)])
+    [update] = parse_events(next(chunks))
+    assert update == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": board(project)},
+    }
+    response.close()
+
+
+def test_open_streams_per_credential_are_capped(
+    client: Any, rpc: MCPClient, wsgi_streams: None
+) -> None:
+    session_id = initialize(rpc)
+    first = open_stream(client, rpc.key or "", session_id)
+    next(iter(first.streaming_content))
+    second = open_stream(client, rpc.key or "", session_id)
+    assert second.status_code == 429
+    assert second.json()["error"]["code"] == -32000
+    assert second.json()["error"]["data"] == {"limit": 1}
+    first.close()  # the stream ends: its place is free again
+    third = open_stream(client, rpc.key or "", session_id)
+    assert third.status_code == 200
+    third.close()
+
+
+def test_a_stream_needs_a_live_session(client: Any, rpc: MCPClient, wsgi_streams: None) -> None:
+    initialize(rpc)
+    headers = {"Authorization": f"Bearer {rpc.key}"}
+    assert client.get("/mcp", headers=headers).status_code == 400
+    assert client.get("/mcp", headers={**headers, **in_session("nope")}).status_code == 404
+
+
 # -- two uvicorn processes, one Redis, an SDK client and the REST API ----------------------------
 
 
