@@ -95,7 +95,7 @@ class ResourceTemplate(Resource):
 
     def uris_for(self, instance: Any, mapper: UriMapper | None) -> list[str]:
         if mapper is None:
-            return []  # system check E042: a template needs the variables of a row
+            return []  # system check E082: a template needs the variables of a row
         found = mapper(instance)
         if not found:
             return []

@@ -6,6 +6,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``REDIS_URL``: ``redis://host:port/db`` for Django's cache; a file cache when unset, so
   that several worker processes on one machine still share throttles.
 - ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS``.
+- ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
+  default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_MCP_SESSIONS=1`` turns legacy MCP sessions on (``DEMO_MCP_SESSION_IDLE_SECONDS``,
   ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
 """
@@ -18,6 +20,8 @@ from urllib.parse import unquote, urlparse
 
 import django_stubs_ext
 from corsheaders.defaults import default_headers as default_cors_headers
+
+from mcp_endpoint.oauth import provider_settings
 
 # Lets the demo's classes subscript Django and DRF generics (ModelAdmin[Task]) at run time.
 django_stubs_ext.monkeypatch()
@@ -154,7 +158,8 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "project.tracker.pagination.TaskTrackerPagination",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    # Counted with the cache's atomic incr, so the budget holds across worker processes.
+    "DEFAULT_THROTTLE_CLASSES": ["mcp_endpoint.throttling.AtomicUserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": os.environ.get("DEMO_USER_THROTTLE", "2000/minute")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
@@ -165,53 +170,25 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-OAUTH2_PROVIDER = {
-    "SCOPES": {
-        "read": "See your projects, tasks and comments",
-        "write": "Create, change and delete tasks and comments in your name",
+# django-oauth-toolkit for MCP clients (S256 PKCE only, no implicit or password grant,
+# open registration bounded by MCP_ENDPOINT["OAUTH_*"], client ID metadata documents,
+# replayed codes revoked), with this product's scopes and token lifetimes.
+OAUTH2_PROVIDER = provider_settings(
+    existing={
+        "SCOPES": {
+            "read": "See your projects, tasks and comments",
+            "write": "Create, change and delete tasks and comments in your name",
+        },
+        "DEFAULT_SCOPES": ["read"],
+        "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+        "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+        "CIMD_FETCH_TIMEOUT_SECONDS": 5,
     },
-    "DEFAULT_SCOPES": ["read"],
-    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
-    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
-    "ROTATE_REFRESH_TOKEN": True,
-    "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    # RFC 9700: PKCE with S256 only, iss in authorisation responses, no implicit or password
-    # grant, no token in a query string, tokens stored as digests.
-    "PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
-    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
-    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
-    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
-    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
-    # Native clients listen on a loopback port of their choosing (RFC 8252); Cursor uses
-    # its own private-use scheme.
-    "ALLOW_LOCALHOST_LOOPBACK": True,
-    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
-    # What the server metadata advertises: the code grant, for public clients too.
-    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
-    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
-        "client_secret_basic",
-        "client_secret_post",
-        "none",
-    ],
-    # MCP clients register anonymously; MCP_ENDPOINT["OAUTH_*"] bounds what they may register.
-    "DCR_ENABLED": True,
-    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    # Client ID metadata documents, fetched over https from public addresses only.
-    "CIMD_ENABLED": True,
-    "CIMD_METADATA_FETCHER": os.environ.get(
+    # Tests fetch metadata documents from a loopback server with a fetcher of their own.
+    CIMD_METADATA_FETCHER=os.environ.get(
         "DEMO_CIMD_FETCHER", "mcp_endpoint.oauth.registration.MetadataDocumentFetcher"
     ),
-    "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
-    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
-    "APPLICATION_ADMIN_CLASS": "mcp_endpoint.oauth.admin.ApplicationAdmin",
-    "ACCESS_TOKEN_ADMIN_CLASS": "mcp_endpoint.oauth.admin.AccessTokenAdmin",
-}
+)
 
 # Browser-based MCP clients (the Inspector on a loopback port, say) preflight their POSTs;
 # the REST API and /mcp share this policy. The MCP headers must be allowed in, and the
@@ -233,6 +210,10 @@ MCP_ENDPOINT = {
     "SERVER_TITLE": "Task tracker",
     "SERVER_VERSION": "1.0.0",
     "INSTRUCTIONS_TEMPLATE": "tracker/mcp_instructions.txt",
+    # Protocol messages (initialize, ping, lists) per API key or token; the work counts
+    # against REST_FRAMEWORK's throttles.
+    "PROTOCOL_RATE": os.environ.get("DEMO_PROTOCOL_RATE", "1200/minute"),
+    "API_KEY_CACHE_SECONDS": int(os.environ.get("DEMO_API_KEY_CACHE_SECONDS", "0")),
     # The admin's log of tool calls (one row per call).
     "LOG_TOOL_CALLS": True,
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),

@@ -3,6 +3,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
 from mcp_endpoint import site as mcp_site
+from mcp_endpoint.oauth.views import LoginView
 from project.conformance import fixture
 
 
@@ -13,6 +14,8 @@ def health(request: HttpRequest) -> JsonResponse:
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # The sign-in page users reach from the consent step, which no other site may frame.
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("project.tracker.urls")),
     # OAuth for MCP clients: the well-known documents and slash-optional endpoints first,

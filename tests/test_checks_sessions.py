@@ -91,12 +91,12 @@ def test_w009_not_raised_for_a_shared_cache_or_without_sessions(
 
 
 @pytest.mark.parametrize("value", ["mcp_endpoint", ["mcp_endpoint", ""], [3], None])
-def test_e040_client_loggers_are_logger_names(make_endpoint: MakeEndpoint, value: Any) -> None:
+def test_e080_client_loggers_are_logger_names(make_endpoint: MakeEndpoint, value: Any) -> None:
     if value is None:
         make_endpoint(CLIENT_LOGGERS=["mcp_endpoint", "myapp.tools"])
-        assert messages(CHECK, "mcp_endpoint.E040") == []
+        assert messages(CHECK, "mcp_endpoint.E080") == []
         return
     make_endpoint(CLIENT_LOGGERS=value)
-    message = only(CHECK, "mcp_endpoint.E040")
+    message = only(CHECK, "mcp_endpoint.E080")
     assert "CLIENT_LOGGERS" in message.msg
     assert message.hint

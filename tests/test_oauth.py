@@ -405,7 +405,8 @@ def test_a_code_replayed_is_refused(signed_in: Client, app: Application) -> None
     replay = exchange(signed_in, app.client_id, code, verifier)
     assert replay.status_code == 400
     assert replay.json()["error"] == "invalid_grant"
-    assert AccessToken.objects.count() == 1
+    # ...and the token of its first use is revoked (RFC 6749 §4.1.2).
+    assert AccessToken.objects.count() == 0
 
 
 def test_a_token_for_another_resource_cannot_be_asked_for(
@@ -546,9 +547,11 @@ def test_a_token_without_the_scope_cannot_call_the_tool(
 
 
 def test_an_unbound_token_passes_the_viewset_permissions(
-    signed_in: Client, app: Application, project: Any
+    signed_in: Client, app: Application, project: Any, settings: Any
 ) -> None:
-    # A token asked for without a resource is not bound to one (RFC 8707 is opt-in).
+    # A token asked for without a resource is not bound to one (RFC 8707 is opt-in); a host
+    # may accept such tokens at /mcp (they are refused by default).
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "OAUTH_ACCEPT_UNBOUND_TOKENS": True}
     verifier, challenge = pkce()
     url = authorize_query(app.client_id, challenge, scope="read")
     url = url.replace("&resource=" + urlencode({"r": RESOURCE})[2:], "")

@@ -108,7 +108,8 @@ def api_key(user: Any, scopes: str, *, revoked: bool = False) -> Credential:
 
 
 def oauth_token(user: Any, scope: str) -> Credential:
-    """An access token made the way django-oauth-toolkit stores one, with no audience."""
+    """An access token made the way django-oauth-toolkit stores one, bound (RFC 8707) to
+    both resources the table compares: the REST API and the MCP endpoint."""
     application = Application.objects.create(
         name="parity client",
         user=user,
@@ -123,8 +124,9 @@ def oauth_token(user: Any, scope: str) -> Credential:
         token=raw,
         scope=scope,
         expires=timezone.now() + datetime.timedelta(hours=1),
+        resource=["http://testserver/api", "http://testserver/mcp"],
     )
-    assert not token.resource  # no RFC 8707 audience: valid at /api/ and /mcp alike
+    assert token.allows_audience("http://testserver/mcp")
     return Credential(raw, frozenset(scope.split()))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import NoReverseMatch, Resolver404, resolve, reverse
@@ -57,6 +58,39 @@ def resource_url(endpoint: Endpoint, request: HttpRequest, path: str | None = No
     if path is None:
         path = endpoint_path(endpoint)
     return request.build_absolute_uri(path.rstrip("/") or "/")
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> tuple[str, str, int | None] | None:
+    """Scheme, host and port of ``url`` (the port made explicit), or None if it has none."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not parts.hostname or parts.username is not None:
+        return None
+    return scheme, parts.hostname.lower(), port or DEFAULT_PORTS.get(scheme)
+
+
+def is_own_resource(url: str, request: HttpRequest) -> bool:
+    """Whether ``url`` is a resource of this site, so a token may be bound to it (RFC 8707).
+
+    A URL on the origin the request came to is this site's; so is any endpoint's configured
+    ``RESOURCE_URL`` and the toolkit's ``OAUTH2_PROTECTED_RESOURCE_IDENTIFIER`` (both name
+    the site as clients see it through a proxy). Anything else names another server.
+    """
+    from mcp_endpoint.endpoint import endpoints
+
+    if origin_of(url) == origin_of(request.build_absolute_uri("/")):
+        return True
+    configured = {e.settings.RESOURCE_URL for e in list(endpoints)} | {
+        oauth2_settings.OAUTH2_PROTECTED_RESOURCE_IDENTIFIER
+    }
+    return url.rstrip("/") in {c.rstrip("/") for c in configured if c}
 
 
 def not_found(description: str) -> JsonResponse:

@@ -11,6 +11,12 @@ lets anyone in, and this module puts limits in front of it:
 The same redirect-URI policy applies to client ID metadata documents through
 :class:`MetadataDocumentFetcher`, so a client cannot get around it by hosting a document
 instead of registering.
+
+Whatever the policies, a redirect URI holding whitespace or a control character is refused
+(:func:`redirect_uri_character_refusal`), and a registration is kept only when the list the
+toolkit stored reads back as exactly the list that was checked: the toolkit keeps the URIs
+in one space-separated text field, so ``"http://127.0.0.1/cb https://evil.example/steal"``
+would otherwise be checked as one loopback URI and stored as two.
 """
 
 from __future__ import annotations
@@ -18,19 +24,24 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
+import re
+import unicodedata
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.request import validate_host
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
+from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
 )
+from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from mcp_endpoint.conf import mcp_settings
@@ -63,6 +74,44 @@ def is_loopback_host(host: str | None) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+# RFC 3986 URIs are printable ASCII; anything else is percent-encoded by a client that means
+# it. A space, tab or newline would split one checked entry into several stored ones.
+URI_CHARACTERS = re.compile(r"[\x21-\x7e]+")
+
+
+def redirect_uri_character_refusal(uri: str) -> str | None:
+    """Why ``uri`` holds characters no redirect URI may hold, or None when it holds none."""
+    for character in uri:
+        if not URI_CHARACTERS.fullmatch(character):
+            name = unicodedata.name(character, f"U+{ord(character):04X}")
+            return (
+                f"a redirect URI may not contain {name}: only printable ASCII without "
+                "spaces (percent-encode anything else)"
+            )
+    return None
+
+
+def check_redirect_uri_characters(metadata: dict[str, Any]) -> None:
+    """Refuse (:class:`RegistrationRefused`) any redirect URI with whitespace or controls.
+
+    Not a policy a host can leave out: it keeps the list the toolkit stores equal to the
+    list the policies checked.
+    """
+    for uri in redirect_uris_of(metadata):
+        reason = redirect_uri_character_refusal(uri)
+        if reason:
+            raise RegistrationRefused("invalid_redirect_uri", f"{uri!r}: {reason}")
+
+
+def stored_as_checked(client_id: str, metadata: dict[str, Any]) -> bool:
+    """Whether the application ``client_id`` stores exactly the redirect URIs checked."""
+    application = get_application_model().objects.filter(client_id=client_id).first()
+    if application is None:
+        return False
+    stored: list[str] = application.redirect_uris.split()
+    return stored == redirect_uris_of(metadata)
 
 
 def redirect_uris_of(metadata: dict[str, Any]) -> list[str]:
@@ -105,6 +154,9 @@ class RedirectURIPolicy(RegistrationPolicy):
 
     def refusal(self, uri: str) -> str | None:
         """Why ``uri`` may not be registered, or None when it may."""
+        characters = redirect_uri_character_refusal(uri)
+        if characters:
+            return characters
         try:
             parts = urlsplit(uri)
             host = parts.hostname
@@ -182,7 +234,11 @@ def check_policies(request: HttpRequest | None, metadata: dict[str, Any]) -> Non
 class RegistrationRateThrottle(SimpleRateThrottle):
     """Registrations per client address, at ``MCP_ENDPOINT["OAUTH_REGISTRATION_RATE"]``.
 
-    DRF's throttle, so the address is found as the REST API finds it (``NUM_PROXIES``).
+    The address is ``REMOTE_ADDR`` unless the host declares its proxies with DRF's
+    ``REST_FRAMEWORK["NUM_PROXIES"]``; then it is found as the REST API finds it. DRF
+    itself trusts the whole ``X-Forwarded-For`` header when ``NUM_PROXIES`` is unset, and
+    any client can send that header: one forged value per request would make each
+    registration the first of a new address.
     """
 
     scope = "mcp_oauth_registration"
@@ -190,6 +246,13 @@ class RegistrationRateThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
         rate: str | None = mcp_settings.OAUTH_REGISTRATION_RATE
         return rate
+
+    def get_ident(self, request: Any) -> str:
+        if api_settings.NUM_PROXIES is None:
+            remote_addr: str = request.META.get("REMOTE_ADDR", "")
+            return remote_addr
+        ident: str = super().get_ident(request)
+        return ident
 
     def get_cache_key(self, request: Any, view: Any) -> str | None:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
@@ -202,6 +265,19 @@ def metadata_of(request: HttpRequest) -> dict[str, Any] | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def stored_refusal(response: HttpResponse, metadata: dict[str, Any] | None) -> JsonResponse | None:
+    """The refusal to send instead of a successful ``response`` whose stored redirect URIs are
+    not the checked ones, or None."""
+    if response.status_code not in (200, 201):
+        return None
+    client_id = json.loads(response.content).get("client_id", "")
+    if metadata is not None and stored_as_checked(client_id, metadata):
+        return None
+    return RegistrationRefused(
+        "invalid_redirect_uri", "The redirect URIs cannot be stored as they were sent"
+    ).response()
 
 
 def with_application_type(response: HttpResponse, application_type: str) -> HttpResponse:
@@ -233,10 +309,16 @@ class RegistrationView(DynamicClientRegistrationView):
         metadata = metadata_of(request)
         if metadata is not None:
             try:
+                check_redirect_uri_characters(metadata)
                 check_policies(request, metadata)
             except RegistrationRefused as refused:
                 return refused.response()
-        response = super().post(request, *args, **kwargs)
+        with transaction.atomic():
+            response = super().post(request, *args, **kwargs)
+            refusal = stored_refusal(response, metadata)
+            if refusal is not None:
+                transaction.set_rollback(True)
+                return refusal
         if metadata is None:
             return response
         return with_application_type(response, application_type_of(metadata))
@@ -266,10 +348,16 @@ class RegistrationManagementView(DynamicClientRegistrationManagementView):
         metadata = metadata_of(request)
         if metadata is not None:
             try:
+                check_redirect_uri_characters(metadata)
                 check_policies(request, metadata)
             except RegistrationRefused as refused:
                 return refused.response()
-        response: HttpResponse = super().put(request, client_id, *args, **kwargs)
+        with transaction.atomic():
+            response: HttpResponse = super().put(request, client_id, *args, **kwargs)
+            refusal = stored_refusal(response, metadata)
+            if refusal is not None:
+                transaction.set_rollback(True)
+                return refusal
         if metadata is None:
             return response
         return with_application_type(response, application_type_of(metadata))
@@ -293,6 +381,10 @@ class MetadataDocumentFetcher(SafeMetadataFetcher):
         own_host = (urlsplit(client_id).hostname or "").lower()
         policy = RedirectURIPolicy()
         for uri in redirect_uris_of(metadata):
+            # The toolkit stores the list space-joined, as for a registration.
+            characters = redirect_uri_character_refusal(uri)
+            if characters:
+                raise CIMDError(f"redirect URI {uri!r} refused: {characters}")
             parts = urlsplit(uri)
             if parts.scheme.lower() == "https" and (parts.hostname or "").lower() == own_host:
                 continue

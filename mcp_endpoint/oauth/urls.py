@@ -27,7 +27,12 @@ from mcp_endpoint.oauth.metadata import (
     ProtectedResourceMetadataView,
 )
 from mcp_endpoint.oauth.registration import RegistrationManagementView, RegistrationView
-from mcp_endpoint.oauth.views import AuthorizationView, TokenView
+from mcp_endpoint.oauth.views import (
+    AuthorizationView,
+    AuthorizedTokenDeleteView,
+    AuthorizedTokensListView,
+    TokenView,
+)
 
 app_name = "mcp_oauth"
 
@@ -61,6 +66,17 @@ def oauth_urlpatterns(prefix: str = "o/") -> list[URLPattern]:
             at + r"register/(?P<client_id>[^/]+)/?\Z",
             RegistrationManagementView.as_view(),
             name="register-management",
+        ),
+        # The user's connected clients, on the package's templates and not frameable.
+        re_path(
+            at + r"authorized_tokens/\Z",
+            AuthorizedTokensListView.as_view(),
+            name="authorized-token-list",
+        ),
+        re_path(
+            at + r"authorized_tokens/(?P<pk>[\w-]+)/delete/\Z",
+            AuthorizedTokenDeleteView.as_view(),
+            name="authorized-token-delete",
         ),
     ]
 

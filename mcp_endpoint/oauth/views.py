@@ -1,37 +1,77 @@
-"""The consent step: django-oauth-toolkit's authorisation view, with what a user must see.
+"""The pages a user sees and the endpoints a client calls, on django-oauth-toolkit's views.
 
-The toolkit validates the request, renders the form and issues the code. This view adds:
+The toolkit validates the request, renders the form and issues the code. The consent view
+adds:
 
 - who the client is and where it came from (it registered itself, a metadata document
   describes it, or an administrator created it), the scopes in plain words, and the
   resource the token will be bound to, for the consent template;
 - a ``plain`` PKCE challenge refused before the consent page, not after the user approved;
+- a ``resource`` on another server refused with ``invalid_target`` (RFC 8707) before the
+  consent page, so no user is asked to grant access "for" a server this site is not;
 - ``iss`` (RFC 9207) on error responses too, not only on success.
 
-And the token endpoint answers every error as JSON, as clients expect.
+The token endpoint answers every error as JSON, as clients expect. The sign-in, consent and
+connected-applications pages may not be framed by another site (``X-Frame-Options`` and
+``Content-Security-Policy: frame-ancestors 'none'``): a page that holds an "Allow" button
+must not be overlaid with a decoy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import wraps
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.models import AbstractApplication
+from oauth2_provider.models import AbstractApplication, get_application_model
 from oauth2_provider.oauth2_backends import _add_iss_to_redirect
 from oauth2_provider.scopes import get_scopes_backend
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
+from oauth2_provider.views import AuthorizedTokenDeleteView as ToolkitAuthorizedTokenDeleteView
+from oauth2_provider.views import AuthorizedTokensListView as ToolkitAuthorizedTokensListView
 from oauth2_provider.views import TokenView as ToolkitTokenView
-from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
 
-from mcp_endpoint.oauth.metadata import endpoint_at, resource_url
+from mcp_endpoint.oauth.metadata import endpoint_at, is_own_resource, resource_url
 from mcp_endpoint.oauth.registration import is_loopback_host
 
 PKCE_METHODS = ("S256",)
+FRAME_ANCESTORS_NONE = "frame-ancestors 'none'"
+
+
+def deny_framing(response: HttpResponseBase) -> HttpResponseBase:
+    """Forbid every site to frame ``response``, in the old header and in CSP's.
+
+    A policy already on the response (the host's) keeps its directives and gains
+    ``frame-ancestors`` unless it has one; ``X-Frame-Options`` set here wins over
+    ``XFrameOptionsMiddleware``'s default, which leaves a present header alone.
+    """
+    response["X-Frame-Options"] = "DENY"
+    policy = response.get("Content-Security-Policy", "").strip().rstrip(";")
+    if "frame-ancestors" not in policy:
+        policy = f"{policy}; {FRAME_ANCESTORS_NONE}" if policy else FRAME_ANCESTORS_NONE
+    response["Content-Security-Policy"] = policy
+    return response
+
+
+def frame_ancestors_none(
+    view: Callable[..., HttpResponseBase],
+) -> Callable[..., HttpResponseBase]:
+    """View decorator: the response may not be framed (see :func:`deny_framing`)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        return deny_framing(view(request, *args, **kwargs))
+
+    return wrapped
 
 
 @dataclass(frozen=True)
@@ -104,6 +144,7 @@ def describe_resource(url: str, request: HttpRequest) -> ResourceDescription:
     return ResourceDescription(url)
 
 
+@method_decorator(frame_ancestors_none, name="dispatch")
 class AuthorizationView(ToolkitAuthorizationView):
     """The toolkit's authorisation endpoint and consent page, for MCP clients."""
 
@@ -121,7 +162,42 @@ class AuthorizationView(ToolkitAuthorizationView):
                 state=credentials.get("state"),
             )
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        foreign = self.foreign_resource(request.GET.getlist("resource"))
+        if foreign is not None:
+            raise OAuthToolkitError(
+                error=self.invalid_target(foreign, credentials.get("state")),
+                redirect_uri=credentials["redirect_uri"],
+            )
         return scopes, credentials
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        # The resource travels back in a hidden field, which the user's browser may change.
+        foreign = self.foreign_resource((form.cleaned_data.get("resource") or "").split())
+        if foreign is not None:
+            application = get_application_model().objects.get(
+                client_id=form.cleaned_data["client_id"]
+            )
+            error = OAuthToolkitError(
+                error=self.invalid_target(foreign, form.cleaned_data.get("state")),
+                redirect_uri=form.cleaned_data.get("redirect_uri"),
+            )
+            response: HttpResponse = self.error_response(error, application)
+            return response
+        answer: HttpResponse = super().form_valid(form)
+        return answer
+
+    def foreign_resource(self, resources: list[str]) -> str | None:
+        """The first of ``resources`` that names another server than this one, or None."""
+        return next((r for r in resources if not is_own_resource(r, self.request)), None)
+
+    def invalid_target(self, resource: str, state: str | None) -> CustomOAuth2Error:
+        # RFC 8707 §2: a resource the server does not serve is refused before consent, so
+        # the user is never asked to grant access "for" another server.
+        return CustomOAuth2Error(
+            error="invalid_target",
+            description=f"The resource {resource!r} is not served by this site.",
+            state=state,
+        )
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
         # RFC 9207 asks for iss on error responses as well; the toolkit adds it on success.
@@ -163,3 +239,25 @@ class TokenView(ToolkitTokenView):
         if not response.has_header("Cache-Control"):
             response["Cache-Control"] = "no-store"
         return response
+
+
+@method_decorator(frame_ancestors_none, name="dispatch")
+class LoginView(auth_views.LoginView):
+    """Django's sign-in page, which may not be framed; mount it at the host's ``LOGIN_URL``.
+
+    The template is ``registration/login.html``: the package ships one, a host's own wins.
+    """
+
+
+@method_decorator(frame_ancestors_none, name="dispatch")
+class AuthorizedTokensListView(ToolkitAuthorizedTokensListView):
+    """The clients connected to the user's account, each with a link to revoke it."""
+
+    template_name = "mcp_endpoint/oauth/authorized-tokens.html"
+
+
+@method_decorator(frame_ancestors_none, name="dispatch")
+class AuthorizedTokenDeleteView(ToolkitAuthorizedTokenDeleteView):
+    """Revoke one connected client, after the user confirms."""
+
+    template_name = "mcp_endpoint/oauth/authorized-token-delete.html"

@@ -1,0 +1,9 @@
+"""The MCP endpoint alone, for :mod:`tests.settings_without_oauth`."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from mcp_endpoint import site
+
+urlpatterns = [path("mcp", site.urls)]
