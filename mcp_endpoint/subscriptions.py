@@ -30,6 +30,7 @@ import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -70,11 +71,21 @@ def follow(endpoint: Endpoint, resource: Resource) -> None:
 
 
 def _receiver(endpoint: Endpoint, resource: Resource, mapper: UriMapper | None) -> Any:
+    # The signal holds the receiver for good; the receiver must not keep the endpoint alive.
+    endpoint_ref = weakref.ref(endpoint)
+
     def changed(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
         uris = resource.uris_for(instance, mapper)
-        if uris:
+        if not uris:
+            return
+
+        def send() -> None:
             # Only what was committed is news; a rolled-back change never happened.
-            transaction.on_commit(lambda: publish(endpoint, uris), using=using, robust=True)
+            target = endpoint_ref()
+            if target is not None:
+                publish(target, uris)
+
+        transaction.on_commit(send, using=using, robust=True)
 
     return changed
 

@@ -30,7 +30,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_endpoint import site, subscriptions
-from mcp_endpoint.authentication import authenticate
+from mcp_endpoint.authentication import authenticate, drf_request
 from mcp_endpoint.protocol.server import RequestContext
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
@@ -186,7 +186,7 @@ def test_an_update_is_sent_only_while_the_credential_may_read(
     session_id = initialize(rpc)
     rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
     request = RequestFactory().get("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
-    credential = authenticate(request, site.settings.AUTHENTICATION_CLASSES)
+    credential = authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES))
     context = RequestContext(era="legacy", credential=credential, transport=request)
     assert subscriptions.wanted_update(site, session_id, board(project), context) is True
     assert subscriptions.wanted_update(site, session_id, "tracker://guide", context) is False
@@ -412,7 +412,7 @@ def test_listen_honours_only_readable_uris(rpc: MCPClient, project: Project, car
     request = RequestFactory().post("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
     context = RequestContext(
         era="2026-07-28",
-        credential=authenticate(request, site.settings.AUTHENTICATION_CLASSES),
+        credential=authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES)),
         transport=request,
     )
     requested = {"resourceSubscriptions": [board(project), board(others)], "toolsListChanged": True}
