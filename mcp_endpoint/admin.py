@@ -6,20 +6,25 @@ revoke their own keys only.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
-from django.contrib.admin.utils import quote
+from django.contrib.admin.exceptions import NotRegistered
+from django.contrib.admin.utils import quote, unquote
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.forms import ModelForm
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from mcp_endpoint import reveal
+from mcp_endpoint.clients import client_guides
+from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.forms import APIKeyForm
 from mcp_endpoint.models import AbstractAPIKey, ToolCall, get_api_key_model
 
@@ -30,8 +35,10 @@ if TYPE_CHECKING:
 APIKeyModel = get_api_key_model()
 
 # The raw key of a key made in this request, between save_model and response_add. It
-# lives on the request object only: a message would put it in a cookie or the session.
+# lives on the request object only, then in the reveal cookie (see mcp_endpoint.reveal).
 RAW_KEY_ATTRIBUTE = "_mcp_endpoint_raw_key"
+# What the reveal page offers next, after the save button that was pressed.
+NEXT_STEPS = {"_addanother": "add", "_continue": "change"}
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -64,7 +71,8 @@ else:
 
 @admin.register(APIKeyModel)
 class APIKeyAdmin(APIKeyAdminBase):
-    """API keys. Adding one shows its raw key on a page of its own, once, and never again."""
+    """API keys. Adding one redirects to a page that shows its raw key once, and never again;
+    revoking is an action; only superusers delete."""
 
     form = APIKeyForm
     list_display = [
@@ -80,6 +88,7 @@ class APIKeyAdmin(APIKeyAdminBase):
     list_filter = [StatusFilter, ("user", admin.RelatedOnlyFieldListFilter), "created"]
     list_select_related = ["user"]
     search_fields = ["prefix", "name", f"user__{get_user_model().USERNAME_FIELD}"]
+    # Without a user admin to search, the user is picked by id (see get_autocomplete_fields).
     raw_id_fields = ["user"]
     actions = ["revoke_selected"]
     key_created_template = "admin/mcp_endpoint/apikey/key_created.html"
@@ -101,8 +110,8 @@ class APIKeyAdmin(APIKeyAdminBase):
             fields = fields[1:]
         fieldsets: list[tuple[str | _StrPromise | None, _FieldOpts]] = [(None, {"fields": fields})]
         if obj is not None:
-            secret = ("prefix", "digest", "created", "last_used", "revoked", "status")
-            fieldsets.append((_("Key"), {"fields": secret}))
+            facts = ("prefix", "created", "last_used", "revoked", "status")
+            fieldsets.append((_("Key"), {"fields": facts}))
         return fieldsets
 
     def get_readonly_fields(
@@ -110,8 +119,39 @@ class APIKeyAdmin(APIKeyAdminBase):
     ) -> list[str]:
         if obj is None:
             return []
-        # A key's owner and secret are fixed when it is made; revocation is an action.
-        return ["user", "prefix", "digest", "created", "last_used", "revoked", "status"]
+        # A key's owner and secret are fixed when it is made; revocation is an action. The
+        # digest is not shown: it is of no use to a person, only to someone guessing keys.
+        return ["user", "prefix", "created", "last_used", "revoked", "status"]
+
+    def get_autocomplete_fields(self, request: HttpRequest) -> list[str]:
+        # Autocomplete needs the user model's admin, with search fields; a host may have
+        # neither, and then the id field stays.
+        try:
+            user_admin = self.admin_site.get_model_admin(get_user_model())
+        except NotRegistered:
+            return []
+        return ["user"] if user_admin.get_search_fields(request) else []
+
+    def get_search_fields(self, request: HttpRequest) -> list[str]:
+        user_model = get_user_model()
+        fields = ["prefix", "name", f"user__{user_model.USERNAME_FIELD}"]
+        email = user_model.get_email_field_name()
+        if email != user_model.USERNAME_FIELD and any(
+            f.name == email for f in user_model._meta.get_fields()
+        ):
+            fields.append(f"user__{email}")
+        return fields
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial: dict[str, Any] = dict(super().get_changeform_initial_data(request))
+        days = mcp_settings.API_KEY_DEFAULT_EXPIRY_DAYS
+        if "expires" not in initial and days:
+            initial["expires"] = timezone.now() + timedelta(days=days)
+        return initial
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A key is revoked, not deleted: the row keeps who had access and until when.
+        return bool(request.user.is_superuser) and super().has_delete_permission(request, obj)
 
     # -- columns --------------------------------------------------------------------------
 
@@ -121,7 +161,7 @@ class APIKeyAdmin(APIKeyAdminBase):
 
     @admin.display(description=_("status"))
     def status(self, obj: AbstractAPIKey) -> str:
-        return obj.status
+        return obj.get_status_display()
 
     # -- adding a key ---------------------------------------------------------------------
 
@@ -152,28 +192,65 @@ class APIKeyAdmin(APIKeyAdminBase):
         raw = getattr(request, RAW_KEY_ATTRIBUTE, None)
         if raw is None:
             return super().response_add(request, obj, post_url_continue)
+        # A redirect, so that reloading the next page posts nothing again.
+        opts = obj._meta
+        reveal_path = reverse(
+            f"admin:{opts.app_label}_{opts.model_name}_created",
+            args=[quote(obj.pk)],
+            current_app=self.admin_site.name,
+        )
+        step = next((s for button, s in NEXT_STEPS.items() if button in request.POST), "list")
+        response = HttpResponseRedirect(f"{reveal_path}?next={step}")
+        reveal.stash(response, request, obj, raw, reveal_path)
+        return response
+
+    def get_urls(self) -> list[URLPattern]:
+        opts = self.opts
+        created = path(
+            "<path:object_id>/created/",
+            self.admin_site.admin_view(self.key_created_view),
+            name=f"{opts.app_label}_{opts.model_name}_created",
+        )
+        return [created, *super().get_urls()]
+
+    def key_created_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The one-time page of a new key: the raw key, the MCP URL, client configurations."""
+        from mcp_endpoint.oauth.metadata import resource_url
+        from mcp_endpoint.sites import site as endpoint
+
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.has_view_or_change_permission(request, obj):
+            # As the admin answers for an object it does not show: it does not exist.
+            self.message_user(
+                request,
+                _("No API key has the ID %(key)s.") % {"key": object_id},
+                messages.WARNING,
+            )
+            return HttpResponseRedirect(reverse("admin:index", current_app=self.admin_site.name))
+        raw = reveal.take(request, obj)
         opts = obj._meta
         site = self.admin_site.name
+        mcp_url = resource_url(endpoint, request)
+        guides = client_guides(mcp_url, endpoint.settings.SERVER_NAME, raw)
+        url = f"admin:{opts.app_label}_{opts.model_name}_%s"
         context = {
             **self.admin_site.each_context(request),
-            "title": _("API key created"),
+            "title": _("API key created") if raw else _("API key"),
             "subtitle": str(obj),
             "opts": opts,
             "app_label": opts.app_label,
             "object": obj,
             "raw_key": raw,
-            "status": obj.status,
-            "change_url": reverse(
-                f"admin:{opts.app_label}_{opts.model_name}_change",
-                args=[quote(obj.pk)],
-                current_app=site,
-            ),
-            "changelist_url": reverse(
-                f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site
-            ),
+            "mcp_url": mcp_url,
+            "guides": [g for g in guides if g.uses_key],
+            "next": request.GET.get("next", "list"),
+            "add_url": reverse(url % "add", current_app=site),
+            "change_url": reverse(url % "change", args=[quote(obj.pk)], current_app=site),
+            "changelist_url": reverse(url % "changelist", current_app=site),
         }
         request.current_app = site
-        return TemplateResponse(request, self.key_created_template, context)
+        response = TemplateResponse(request, self.key_created_template, context)
+        return reveal.forget(response, request.path)
 
     # -- revoking -------------------------------------------------------------------------
 
@@ -192,15 +269,48 @@ class APIKeyAdmin(APIKeyAdminBase):
         )
 
 
+def call_log_is_on() -> bool:
+    """Whether any endpoint writes the call log (an endpoint may override the setting)."""
+    from mcp_endpoint.endpoint import endpoints
+
+    return mcp_settings.LOG_TOOL_CALLS or any(e.settings.LOG_TOOL_CALLS for e in endpoints)
+
+
 @admin.register(ToolCall)
 class ToolCallAdmin(ToolCallAdminBase):
-    """The log of tool calls: read-only, for seeing who called what and how it went."""
+    """The log of tool calls: read-only, for seeing who called what and how it went.
 
-    list_display = ["created", "tool", "user", "credential", "outcome", "duration_ms", "endpoint"]
+    Nobody adds or changes a row; superusers may delete rows (to honour an erasure
+    request, say). Other staff with the view permission see their own calls only.
+    """
+
+    list_display = [
+        "created",
+        "tool",
+        "user",
+        "credential",
+        "client",
+        "ip",
+        "outcome",
+        "duration_ms",
+    ]
     list_filter = ["outcome", "endpoint", "created", "tool"]
-    search_fields = ["tool", "user__username", "credential"]
+    list_select_related = ["user"]
+    # The user model's own identifying field: not every user model has a username.
+    search_fields = [
+        "tool",
+        "credential",
+        "client_name",
+        "error",
+        f"user__{get_user_model().USERNAME_FIELD}",
+    ]
     date_hierarchy = "created"
     readonly_fields = [f.name for f in ToolCall._meta.fields]
+    change_list_template = "admin/mcp_endpoint/toolcall/change_list.html"
+
+    @admin.display(description=_("client"), ordering="client_name")
+    def client(self, obj: ToolCall) -> str:
+        return f"{obj.client_name} {obj.client_version}".strip() or obj.user_agent
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -208,9 +318,22 @@ class ToolCallAdmin(ToolCallAdminBase):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolCall]:
         queryset = super().get_queryset(request).select_related("user")
         if request.user.is_superuser:
             return queryset
         pk = request.user.pk
         return queryset.filter(user__pk=pk) if pk is not None else queryset.none()
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra_context = {
+            **(extra_context or {}),
+            "call_log_is_on": call_log_is_on(),
+            "retention_days": mcp_settings.LOG_RETENTION_DAYS,
+        }
+        return super().changelist_view(request, extra_context)

@@ -25,7 +25,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint import key_cache
+from mcp_endpoint import key_cache, scopes
 from mcp_endpoint.models import (
     LAST_USED_RESOLUTION,
     AbstractAPIKey,
@@ -90,9 +90,9 @@ class APIKeyAuthentication(BaseAuthentication):
     """DRF authentication by ``Authorization: Bearer <key>`` for keys made in the admin.
 
     Put it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` so the REST API accepts
-    the same keys as ``/mcp``. Bearer values that are not key-shaped are left to the next
-    class (an OAuth token, say). A refused key says only that it is invalid, never whether
-    it exists.
+    the same keys as ``/mcp``, with the same scopes (:mod:`mcp_endpoint.scopes`). Bearer
+    values that are not key-shaped are left to the next class (an OAuth token, say). A
+    refused key says only that it is invalid, never whether it exists.
     """
 
     keyword = "Bearer"
@@ -116,6 +116,7 @@ class APIKeyAuthentication(BaseAuthentication):
         if key is None or not key.is_usable() or not key.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid API key.")
         note_use(key, cached=cached)
+        scopes.enforce(request, key.scopes)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:
@@ -177,6 +178,10 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
     to none, which would then be good at every service of the site; such a token is refused
     here unless ``MCP_ENDPOINT["OAUTH_ACCEPT_UNBOUND_TOKENS"]`` is on.
 
+    Use it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` instead of the toolkit's
+    own class, so a token's scopes mean on REST what they mean at ``/mcp``
+    (:mod:`mcp_endpoint.scopes`).
+
     The toolkit reads form fields for a token in the body; an MCP body is JSON, so the
     Django request is handed over as it is, and the JSON is not parsed a second time here.
     """
@@ -197,7 +202,27 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
                     "This access token is not bound to a resource; ask for one with "
                     "resource=<the URL of this endpoint>."
                 )
+        if result is not None:
+            scopes.enforce(request, frozenset(str(result[1].scope).split()))
+            touch_access_token(result[1])
         return result
+
+
+def touch_access_token(token: Any) -> None:
+    """Record that ``token`` was used, in its ``updated`` column, at most once a minute.
+
+    The toolkit keeps no last-use time; its ``updated`` column otherwise moves only when a
+    token is written, which a use never does. The account page of connected applications
+    shows it as the application's last use.
+    """
+    now = timezone.now()
+    updated = getattr(token, "updated", None)
+    if token is None or updated is None or now - updated < LAST_USED_RESOLUTION:
+        return
+    type(token)._default_manager.filter(pk=token.pk, updated__lt=now - LAST_USED_RESOLUTION).update(
+        updated=now
+    )
+    token.updated = now
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:

@@ -107,7 +107,13 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E002",
             )
         )
-    for key in ("MAX_REQUEST_BYTES", "LIST_PAGE_SIZE", "TEXT_BUDGET_BYTES", "TTL_MS"):
+    for key in (
+        "MAX_REQUEST_BYTES",
+        "LIST_PAGE_SIZE",
+        "TEXT_BUDGET_BYTES",
+        "TTL_MS",
+        "API_KEY_DEFAULT_EXPIRY_DAYS",
+    ):
         value = values.get(key)
         if value is not None and (
             not isinstance(value, int)
@@ -131,6 +137,16 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                         )
                     )
     errors.extend(_check_rate_and_key_cache(label, values))
+    if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
+        errors.append(
+            Error(
+                f"{label}['SCOPES_BY_METHOD'] must map HTTP methods (or '*') to lists of "
+                "scopes, or be None.",
+                hint='For example {"GET": ["read"], "HEAD": ["read"], "OPTIONS": ["read"], '
+                '"*": ["write"]}.',
+                id="mcp_endpoint.E030",
+            )
+        )
     origins = values.get("ALLOWED_ORIGINS")
     if origins is not None and (
         not isinstance(origins, list | tuple)
@@ -146,6 +162,39 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
             )
         )
     return errors
+
+
+def _is_scope_mapping(value: Any) -> bool:
+    if value is None:
+        return True
+    return isinstance(value, dict) and all(
+        isinstance(method, str)
+        and isinstance(scopes, list | tuple)
+        and all(isinstance(s, str) for s in scopes)
+        for method, scopes in value.items()
+    )
+
+
+@register(Tags.security, deploy=True)
+def check_default_scopes(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W031 (deploy): the default scope policy is off, so "read" credentials can write."""
+    sources = [("MCP_ENDPOINT", getattr(settings, "MCP_ENDPOINT", {}))] + [
+        (f"Endpoint {e.name!r} settings", e.settings.overrides) for e in all_endpoints()
+    ]
+    return [
+        Warning(
+            f"{label}['SCOPES_BY_METHOD'] is None: on views that declare no scopes of their "
+            "own, a key or token holding only 'read' can create, change and delete, on the "
+            "REST API and at /mcp.",
+            hint="Remove the key to get the default (read for GET, HEAD and OPTIONS, write "
+            "for the rest), or give every view a scope policy of its own.",
+            id="mcp_endpoint.W031",
+        )
+        for label, values in sources
+        if isinstance(values, dict)
+        and "SCOPES_BY_METHOD" in values
+        and values["SCOPES_BY_METHOD"] is None
+    ]
 
 
 @register(Tags.compatibility)
@@ -336,6 +385,7 @@ SECONDS_KEYS = (
     "STREAM_KEEPALIVE_SECONDS",
     "STREAM_RESUME_SECONDS",
     "STREAMS_PER_CREDENTIAL",
+    "LOG_RETENTION_DAYS",
 )
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {

@@ -58,6 +58,15 @@ DEFAULTS: dict[str, Any] = {
     # DRF throttle classes applied to every request; None means the host's
     # REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"], so MCP and REST share one budget.
     "THROTTLE_CLASSES": None,
+    # The default scope policy, for views that declare none (mcp_endpoint.scopes): the scopes
+    # a key or token needs per HTTP method ("*" for the others), on REST and /mcp alike.
+    # None turns it off: a "read" credential then writes wherever the user may.
+    "SCOPES_BY_METHOD": {
+        "GET": ["read"],
+        "HEAD": ["read"],
+        "OPTIONS": ["read"],
+        "*": ["write"],
+    },
     # The per-credential limit on protocol messages (initialize, ping, lists, discover), in
     # DRF's rate syntax; None for none. Messages that run host code count against
     # THROTTLE_CLASSES instead, as REST requests do.
@@ -101,9 +110,14 @@ DEFAULTS: dict[str, Any] = {
     # known key needs no query. Key and user changes drop the entry at once (signals); with
     # a per-process cache only in the process that made them (check W040). Global only.
     "API_KEY_CACHE_SECONDS": 0,
+    # The expiry a new key is offered by default, in days (the account pages and the admin).
+    "API_KEY_DEFAULT_EXPIRY_DAYS": 90,
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],
+    # Rows of the call log older than this many days go at ``manage.py mcp_prune_calls``;
+    # None keeps them all.
+    "LOG_RETENTION_DAYS": 90,
     # The canonical URL of the endpoint for OAuth resource binding; None derives it per request.
     "RESOURCE_URL": None,
     # OAuth: what django-oauth-toolkit leaves to its host. Everything the toolkit knows

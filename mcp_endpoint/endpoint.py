@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from django.core.checks import CheckMessage
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
+from mcp_endpoint import calllog
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -147,6 +148,13 @@ class Endpoint:
     def register_router(self, router: Any, **options: Any) -> list[Any]:
         """Register every viewset of a DRF router, with its prefix and basename."""
         return import_string(f"{DRF_ADAPTER}.register_router")(self, router, **options)
+
+    def register_view(self, view: type[Any], *, url_name: str, **options: Any) -> Any:
+        """Make each HTTP method of a DRF ``APIView`` a tool; ``url_name`` names its path().
+        See :func:`mcp_endpoint.rest_framework.register_view`."""
+        return import_string(f"{DRF_ADAPTER}.register_view")(
+            self, view, url_name=url_name, **options
+        )
 
     def check(self, *, database: bool = False) -> list[CheckMessage]:
         """The problems of every bulk registration, for the system checks; with
@@ -356,7 +364,12 @@ class Endpoint:
             tool.describe()
             for tool in self.tools
             if tool.unavailable() is None
-            and (show_all or self.visible(tool.required_scopes, context))
+            and (
+                show_all
+                or (
+                    self.visible(tool.required_scopes, context) and tool.accepts(context.credential)
+                )
+            )
         ]
 
     def call_tool(
@@ -379,32 +392,19 @@ class Endpoint:
         result: ToolResult,
         duration_ms: float,
     ) -> None:
-        """Log the call, and keep a row in the admin's tool-call log when that is on."""
-        credential: Credential | None = context.credential
-        outcome = "ok"
-        if result.is_error:
-            error = (result.structured or {}).get("error")
-            outcome = str(error.get("code", "error")) if isinstance(error, dict) else "error"
-        label = credential.label() if credential is not None else "anonymous"
-        logger.debug("tool %s by %s: %s in %.1f ms", tool.name, label, outcome, duration_ms)
-        if not self.settings.LOG_TOOL_CALLS:
-            return
-        from mcp_endpoint.models import ToolCall, redact
+        """Log the call, write its row in the call log when that is on, and send
+        :data:`~mcp_endpoint.signals.tool_called`.
 
-        user = credential.user if credential is not None else None
-        try:
-            ToolCall.objects.create(
-                endpoint=self.name,
-                tool=tool.name,
-                user=user if getattr(user, "pk", None) else None,
-                credential=label[:100],
-                outcome=outcome[:40],
-                duration_ms=round(duration_ms, 3),
-                arguments=redact(arguments, self.settings.REDACTED_ARGUMENTS),
-            )
-        except DatabaseError:
-            # The call itself succeeded or failed already; a log row must not change that.
-            logger.warning("could not record the call of %s", tool.name, exc_info=True)
+        The call's work may be committed already: nothing here raises into the answer.
+        """
+        credential: Credential | None = context.credential
+        outcome = calllog.Outcome.of(result.structured, result.is_error)
+        label = credential.label() if credential is not None else "anonymous"
+        logger.debug("tool %s by %s: %s in %.1f ms", tool.name, label, outcome.code, duration_ms)
+        row = None
+        if self.settings.LOG_TOOL_CALLS:
+            row = calllog.record(self, tool, arguments, context, outcome, duration_ms)
+        calllog.called(self, tool, arguments, context, outcome, duration_ms, row)
 
     def run_tool(
         self, tool: Tool, arguments: dict[str, Any], context: RequestContext
@@ -421,7 +421,13 @@ class Endpoint:
             return ToolError(
                 f"The tool {tool.name} is not available: {reason}", code="unavailable"
             ).to_result()
-        if credential is not None and not credential.allows(tool.required_scopes):
+        # A tool that cannot take this kind of credential at all says so itself, which
+        # says more than a missing scope would.
+        if (
+            credential is not None
+            and tool.accepts(credential)
+            and not credential.allows(tool.required_scopes)
+        ):
             return ToolError(
                 f"This tool needs the scope(s) {' '.join(sorted(tool.required_scopes))}",
                 code="insufficient_scope",

@@ -16,10 +16,13 @@ from django.db import connections, models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from mcp_endpoint import signals
 from mcp_endpoint.conf import mcp_settings
 
 # last_used is written at most this often per key, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+STATUS_LABELS = {"active": _("active"), "expired": _("expired"), "revoked": _("revoked")}
 
 
 def digest_of(raw_key: str) -> str:
@@ -35,8 +38,9 @@ def split_key(raw_key: str) -> str | None:
     return head
 
 
-# The key's columns a credential reads; the user's row is read whole (views use any field).
-KEY_COLUMNS = ("id", "user", "prefix", "digest", "scope", "expires", "revoked", "last_used")
+# The key's columns a credential and the call log read; the user's row is read whole (views
+# use any field).
+KEY_COLUMNS = ("id", "user", "prefix", "name", "digest", "scope", "expires", "revoked", "last_used")
 
 
 class _CompiledLookup:
@@ -130,6 +134,7 @@ class APIKeyManager(models.Manager["AbstractAPIKey"]):
             scope=" ".join(scope.split()),
             expires=expires,
         )
+        signals.api_key_created.send(sender=type(key), key=key, user=user)
         return key, raw
 
     def get_for_raw_key(self, raw_key: str) -> AbstractAPIKey | None:
@@ -199,6 +204,10 @@ class AbstractAPIKey(models.Model):
             return "revoked"
         return "expired" if self.is_expired() else "active"
 
+    def get_status_display(self) -> str:
+        """The status in the user's language."""
+        return str(STATUS_LABELS[self.status])
+
     def is_usable(self) -> bool:
         return not self.is_revoked() and not self.is_expired()
 
@@ -213,6 +222,7 @@ class AbstractAPIKey(models.Model):
         if self.revoked is None:
             self.revoked = timezone.now()
             self.save(update_fields=["revoked"])
+            signals.api_key_revoked.send(sender=type(self), key=self, user=self.user)
 
     def touch(self) -> None:
         """Record use, at most once per minute per key, in one conditional UPDATE."""
@@ -236,7 +246,11 @@ def get_api_key_model() -> type[AbstractAPIKey]:
 
 
 class ToolCall(models.Model):
-    """One ``tools/call``: who, which tool, the outcome and how long it took."""
+    """One ``tools/call``: who, with which credential and client, the outcome, how long.
+
+    Rows are written by :mod:`mcp_endpoint.calllog` when ``LOG_TOOL_CALLS`` is on, and
+    pruned after ``LOG_RETENTION_DAYS`` by ``manage.py mcp_prune_calls``.
+    """
 
     created = models.DateTimeField(_("time"), auto_now_add=True, db_index=True)
     endpoint = models.CharField(_("endpoint"), max_length=100)
@@ -249,10 +263,20 @@ class ToolCall(models.Model):
         related_name="mcp_tool_calls",
         verbose_name=_("user"),
     )
-    credential = models.CharField(_("credential"), max_length=100, blank=True)
+    credential = models.CharField(
+        _("credential"),
+        max_length=255,
+        blank=True,
+        help_text=_("The API key's name and prefix, or the OAuth application and client id."),
+    )
+    client_name = models.CharField(_("client"), max_length=200, blank=True)
+    client_version = models.CharField(_("client version"), max_length=100, blank=True)
+    user_agent = models.CharField(_("user agent"), max_length=300, blank=True)
+    ip = models.GenericIPAddressField(_("IP address"), null=True, blank=True)
     outcome = models.CharField(
         _("outcome"), max_length=40, help_text=_('"ok", or the error code of a failed call.')
     )
+    error = models.TextField(_("error message"), blank=True)
     duration_ms = models.FloatField(_("duration (ms)"))
     arguments = models.JSONField(_("arguments"), default=dict, blank=True)
 
@@ -263,19 +287,6 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool} ({self.outcome})"
-
-
-def redact(arguments: Any, names: Iterable[str]) -> Any:
-    """``arguments`` with the values of keys that contain any of ``names`` hidden."""
-    lowered = [n.lower() for n in names]
-    if isinstance(arguments, dict):
-        return {
-            k: "[redacted]" if any(n in str(k).lower() for n in lowered) else redact(v, lowered)
-            for k, v in arguments.items()
-        }
-    if isinstance(arguments, list):
-        return [redact(v, lowered) for v in arguments]
-    return arguments
 
 
 # Kept in the OAuth package with the code that uses it; imported here so Django finds it.

@@ -82,6 +82,11 @@ class Tool:
         """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
         raise NotImplementedError(".run() must be overridden")
 
+    def accepts(self, credential: Any) -> bool:
+        """Whether ``credential`` can call this tool at all, scopes aside (it is listed
+        only then); a tool whose code decides who may call overrides this."""
+        return True
+
     def ready(self) -> bool:
         """Whether the tool's schemas are known without building anything now (the system
         checks look only at tools that are: building may need the database)."""

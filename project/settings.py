@@ -5,7 +5,9 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DATABASE_URL``: ``postgres://user:password@host:port/name``; SQLite when unset.
 - ``REDIS_URL``: ``redis://host:port/db`` for Django's cache; a file cache when unset, so
   that several worker processes on one machine still share throttles.
-- ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS``.
+- ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY`` (``check --deploy`` refuses the demo's own),
+  ``DJANGO_ALLOWED_HOSTS``.
+- ``STATIC_ROOT``: where ``collectstatic`` puts the files WhiteNoise serves.
 - ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
   default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_MCP_SESSIONS=1`` turns legacy MCP sessions on (``DEMO_MCP_SESSION_IDLE_SECONDS``,
@@ -18,6 +20,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import django
 import django_stubs_ext
 from corsheaders.defaults import default_headers as default_cors_headers
 
@@ -28,9 +31,9 @@ django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get(
-    "DJANGO_SECRET_KEY", "demo-only-secret-key-change-me-in-production-0123456789abcdef"
-)
+# Known to everyone who reads this file: project.tracker.checks refuses it under --deploy.
+DEMO_SECRET_KEY = "demo-only-secret-key-change-me-in-production-0123456789abcdef"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", DEMO_SECRET_KEY)
 DEBUG = os.environ.get("DJANGO_DEBUG", "") == "1"
 ALLOWED_HOSTS = os.environ.get(
     "DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver"
@@ -54,6 +57,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's, the account pages') under gunicorn, where DEBUG is off.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -107,11 +112,14 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
             "CONN_MAX_AGE": 60,
-            "OPTIONS": {
-                # Several worker processes write (the tool-call log, the demo's tasks): WAL
-                # lets readers go on while one writes, and commits need no full sync.
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
+            # Several worker processes write (the tool-call log, the demo's tasks): WAL
+            # lets readers go on while one writes, and commits need no full sync. Django
+            # 5.1 added init_command for SQLite; 4.2 runs with SQLite's defaults.
+            "OPTIONS": (
+                {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+                if django.VERSION >= (5, 1)
+                else {}
+            ),
         }
     }
 
@@ -143,6 +151,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+STATIC_ROOT = os.environ.get("STATIC_ROOT", str(BASE_DIR / ".static"))
 LOGIN_URL = "/accounts/login/"
 
 REST_FRAMEWORK = {

@@ -17,6 +17,8 @@ urlpatterns = [
     # The sign-in page users reach from the consent step, which no other site may frame.
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
+    # The signed-in user's pages: connect a client, personal API keys, connected apps.
+    path("account/ai/", include("mcp_endpoint.account.urls")),
     path("api/", include("project.tracker.urls")),
     # OAuth for MCP clients: the well-known documents and slash-optional endpoints first,
     # then django-oauth-toolkit itself (its views, names and the connected-clients pages).

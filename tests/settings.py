@@ -6,5 +6,10 @@ from project.settings import *  # noqa: F403
 from project.settings import INSTALLED_APPS
 from tests.hosts import host_apps
 
-INSTALLED_APPS = [*INSTALLED_APPS, *host_apps()]
+INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]
 ROOT_URLCONF = "tests.urls"
+
+# The test client serves no static files from a collectstatic folder (there is none);
+# live servers run the demo's own settings, where WhiteNoise serves what collectstatic made.
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True

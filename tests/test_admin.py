@@ -36,9 +36,17 @@ def add_key(client: Client, **data: Any) -> Any:
 
 
 def raw_key_in(response: Any) -> str:
-    found = RAW_KEY.findall(response.content.decode())
+    found = set(RAW_KEY.findall(response.content.decode()))
     assert len(found) == 1, found
-    return str(found[0])
+    return str(found.pop())
+
+
+def revealed(client: Client, response: Any) -> Any:
+    """The page an add redirects to, which shows the new key once."""
+    assert response.status_code == 302, response.content.decode()[:2000]
+    location = response.headers["Location"]
+    assert re.fullmatch(r"/admin/mcp_endpoint/apikey/\d+/created/\?next=\w+", location)
+    return client.get(location)
 
 
 def database_dump() -> str:
@@ -90,7 +98,9 @@ def test_add_form_offers_the_toolkit_scopes(admin_client: Client) -> None:
 def test_adding_a_key_shows_it_once_and_stores_only_its_digest(
     admin_client: Client, alice: Any, mcp_client: Callable[..., MCPClient]
 ) -> None:
-    response = add_key(admin_client, user=alice.pk, name="laptop", scopes=["read", "write"])
+    response = revealed(
+        admin_client, add_key(admin_client, user=alice.pk, name="laptop", scopes=["read", "write"])
+    )
     assert response.status_code == 200
     assert "will not be shown again" in response.content.decode()
     assert "no-store" in response.headers["Cache-Control"]
@@ -125,8 +135,7 @@ def test_adding_a_key_shows_it_once_and_stores_only_its_digest(
 
 def test_adding_a_key_with_an_expiry(admin_client: Client, alice: Any) -> None:
     response = add_key(admin_client, user=alice.pk, expires_0="2031-02-03", expires_1="04:05:06")
-    assert response.status_code == 200
-    raw_key_in(response)
+    raw_key_in(revealed(admin_client, response))
     key = APIKey.objects.get()
     assert key.expires is not None
     assert key.expires.isoformat() == "2031-02-03T04:05:06+00:00"
@@ -153,7 +162,7 @@ def test_change_form_does_not_edit_the_secret(admin_client: Client, alice: Any) 
     assert page.status_code == 200
     body = page.content.decode()
     assert key.prefix in body
-    assert key.digest in body  # shown, read-only
+    assert key.digest not in body
     for field in ["digest", "prefix", "user", "last_used", "revoked"]:
         assert f'name="{field}"' not in body
     assert raw not in body
@@ -335,7 +344,7 @@ def test_staff_make_keys_for_themselves(
     assert page.status_code == 200
     assert 'name="user"' not in page.content.decode()
     # A user in the POST is not a field of their form: it is ignored.
-    response = add_key(staff_client, user=alice.pk, scopes=["read"])
+    response = revealed(staff_client, add_key(staff_client, user=alice.pk, scopes=["read"]))
     assert response.status_code == 200
     raw = raw_key_in(response)
     key = APIKey.objects.get()
@@ -350,3 +359,91 @@ def test_staff_without_the_permissions_see_nothing(client: Client, db: Any) -> N
     client.force_login(user)
     assert client.get(CHANGELIST).status_code == 403
     assert client.get(ADD).status_code == 403
+
+
+# -- the one-time reveal, the save buttons, deletion -----------------------------------------
+
+
+def test_reloading_the_reveal_creates_no_second_key(admin_client: Client, alice: Any) -> None:
+    response = add_key(admin_client, user=alice.pk, name="laptop")
+    location = response.headers["Location"]
+    first = admin_client.get(location)
+    raw = raw_key_in(first)
+    assert "no-store" in first.headers["Cache-Control"]
+    body = first.content.decode()
+    # The MCP URL and the client configurations, with the key in them.
+    assert 'value="http://testserver/mcp"' in body
+    assert f"--header &quot;Authorization: Bearer {raw}&quot;" in body
+    assert "&quot;servers&quot;" in body and "&quot;mcpServers&quot;" in body
+    assert 'data-copy="raw-key"' in body
+
+    again = admin_client.get(location)
+    assert again.status_code == 200
+    assert raw not in again.content.decode()
+    assert "cannot be shown again" in again.content.decode()
+    assert APIKey.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("button", "step", "link"),
+    [
+        ("_save", "list", "Back to the API keys"),
+        ("_addanother", "add", "Add another key"),
+        ("_continue", "change", "Continue editing the key"),
+    ],
+)
+def test_every_save_button_leads_on(
+    admin_client: Client, alice: Any, button: str, step: str, link: str
+) -> None:
+    response = add_key(admin_client, user=alice.pk, **{button: "1"})
+    assert response.headers["Location"].endswith(f"/created/?next={step}")
+    page = admin_client.get(response.headers["Location"])
+    assert link in page.content.decode()
+    if step == "add":
+        assert f'href="{ADD}"' in page.content.decode()
+    if step == "change":
+        assert f'href="{change_url(APIKey.objects.get())}"' in page.content.decode()
+
+
+def test_the_reveal_of_another_staff_members_key_is_refused(
+    staff_client: Client, alice: Any
+) -> None:
+    key, _ = APIKey.objects.create_key(user=alice, scopes="read")
+    response = staff_client.get(f"/admin/mcp_endpoint/apikey/{key.pk}/created/")
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/admin/"
+
+
+def test_only_superusers_delete_keys(
+    admin_client: Client, staff_client: Client, staff: Any
+) -> None:
+    key, _ = APIKey.objects.create_key(user=staff, scopes="read")
+    delete = f"/admin/mcp_endpoint/apikey/{key.pk}/delete/"
+    assert staff_client.get(delete).status_code == 403
+    assert staff_client.post(delete, {"post": "yes"}).status_code == 403
+    body = staff_client.get(change_url(key)).content.decode()
+    assert "deletelink" not in body
+    assert "delete_selected" not in staff_client.get(CHANGELIST).content.decode()
+    assert APIKey.objects.filter(pk=key.pk).exists()
+
+    assert "delete_selected" in admin_client.get(CHANGELIST).content.decode()
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 302
+    assert not APIKey.objects.filter(pk=key.pk).exists()
+
+
+def test_the_user_is_picked_by_autocomplete(admin_client: Client, alice: Any, bob: Any) -> None:
+    body = admin_client.get(ADD).content.decode()
+    assert 'class="admin-autocomplete' in body
+    response = admin_client.get(
+        "/admin/autocomplete/",
+        {"app_label": "mcp_endpoint", "model_name": "apikey", "field_name": "user", "term": "ali"},
+    )
+    assert response.status_code == 200
+    assert [r["text"] for r in response.json()["results"]] == ["alice"]
+
+
+def test_the_add_form_offers_the_default_expiry(admin_client: Client, settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "API_KEY_DEFAULT_EXPIRY_DAYS": 30}
+    page = admin_client.get(ADD)
+    initial = page.context["adminform"].form.initial["expires"]
+    assert timedelta(days=29) < initial - timezone.now() <= timedelta(days=30)

@@ -252,6 +252,9 @@ def test_no_raw_key_is_logged(
             "/admin/mcp_endpoint/apikey/add/",
             {"user": alice.pk, "name": "", "scopes": ["read"], "expires_0": "", "expires_1": ""},
         )
+        assert response.status_code == 302
+        # The reveal page after the redirect; its cookie carried the key, never a log line.
+        response = admin_client.get(response.headers["Location"])
         assert response.status_code == 200
         made = APIKey.objects.order_by("-pk").first()
         assert made is not None

@@ -160,6 +160,8 @@ def test_e002_good_versions(make_endpoint: MakeEndpoint) -> None:
         ("LIST_PAGE_SIZE", 2.5),
         ("TEXT_BUDGET_BYTES", True),
         ("TTL_MS", -1),
+        ("API_KEY_DEFAULT_EXPIRY_DAYS", 0),
+        ("API_KEY_DEFAULT_EXPIRY_DAYS", "90"),
     ],
 )
 def test_e003_bad_integers(make_endpoint: MakeEndpoint, key: str, value: Any) -> None:

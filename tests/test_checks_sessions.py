@@ -40,6 +40,7 @@ def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
         "CLIENT_REQUEST_TIMEOUT",
         "STREAM_KEEPALIVE_SECONDS",
         "STREAM_RESUME_SECONDS",
+        "LOG_RETENTION_DAYS",
     ],
 )
 @pytest.mark.parametrize("value", [0, -5, "600", 1.5, True])
@@ -52,6 +53,7 @@ def test_e007_durations_and_counts_are_positive_integers(
 
 def test_e007_positive_integers_pass(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(SESSION_IDLE_SECONDS=60, SESSIONS_PER_CREDENTIAL=1, REQUEST_STATE_TTL=30)
+    make_endpoint(LOG_RETENTION_DAYS=None)
     assert messages(CHECK, "mcp_endpoint.E007") == []
 
 

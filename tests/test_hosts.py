@@ -25,6 +25,7 @@ from tests.hosts import host_apps, host_endpoints, host_names
 from tests.live_server import create_database, drop_database, manage, server_environment
 
 DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
+HOSTS = Path(__file__).resolve().parent / "hosts"
 
 
 def postgres_url() -> str | None:
@@ -55,7 +56,8 @@ def assert_check_and_migrate(env: dict[str, str]) -> None:
     assert "System check identified no issues" in checked, checked
     migrated = manage(env, "migrate", "--no-input")
     for app in host_apps():
-        assert f"Applying {app.rsplit('.', 1)[-1]}.0001_initial" in migrated, migrated
+        if (HOSTS / app.rsplit(".", 1)[-1] / "migrations").is_dir():  # hosts with models
+            assert f"Applying {app.rsplit('.', 1)[-1]}.0001_initial" in migrated, migrated
     # Now the database exists, the checks that may read it build every schema.
     deep = manage(env, "check", "--database", "default", "--fail-level", "WARNING")
     assert "System check identified no issues" in deep, deep

@@ -339,7 +339,8 @@ def test_the_consent_page_shows_client_scopes_and_resource(
     assert "See your projects, tasks and comments" in page
     assert "Create, change and delete tasks and comments in your name" in page
     assert f"Task tracker &mdash; <code>{RESOURCE}</code>" in page
-    assert 'href="/o/authorized_tokens/"' in page
+    # The account page of connected apps, where the host mounts it.
+    assert 'href="/account/ai/apps/"' in page
 
 
 def test_consent_for_an_admin_created_client(signed_in: Client, app: Application) -> None:

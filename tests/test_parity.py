@@ -31,6 +31,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from jsonschema import Draft202012Validator
 from oauth2_provider.models import AccessToken, Application
 
@@ -544,9 +545,8 @@ def same_data(rest: Any, mcp: Any, write: bool) -> None:
             # transaction that undid the REST write, so the MCP write gets the next id.
             assert isinstance(mcp[key], int)
         elif key in CALL_TIME_FIELDS:
-            gap = datetime.datetime.fromisoformat(mcp[key]) - datetime.datetime.fromisoformat(
-                rest[key]
-            )
+            # parse_datetime reads the trailing "Z" on every Python (3.10's fromisoformat not).
+            gap = parse_datetime(mcp[key]) - parse_datetime(rest[key])  # type: ignore[operator]
             assert abs(gap.total_seconds()) < 60, (key, rest[key], mcp[key])
         else:
             assert mcp[key] == rest[key], key

@@ -123,6 +123,13 @@ def create_project(name: str, context: Context) -> dict[str, object]:
 
 
 @test_endpoint.tool(scopes=["write"])
+def create_project_noted(name: str, notes: dict[str, object], context: Context) -> dict[str, int]:
+    """Create a project owned by the caller; ``notes`` are free-form and not stored."""
+    project = Project.objects.create(name=name, owner=context.user)
+    return {"id": project.pk}
+
+
+@test_endpoint.tool(scopes=["write"])
 def create_then_refuse(name: str, context: Context) -> str:
     """Create a project, then fail with a tool error."""
     Project.objects.create(name=name, owner=context.user)

@@ -205,7 +205,6 @@ class BoardViewSet(viewsets.ReadOnlyModelViewSet[Task]):
 
 
 class ProbeSerializer(serializers.Serializer[dict[str, Any]]):
-    via_mcp = serializers.BooleanField()
     user = serializers.CharField()
     authenticator = serializers.CharField()
     client = serializers.CharField()
@@ -224,7 +223,6 @@ class ProbeViewSet(viewsets.ViewSet):
         django_messages.success(request._request, "Probed.")
         return Response(
             {
-                "via_mcp": getattr(request, "mcp", None) is not None,
                 "user": request.user.get_username(),
                 "authenticator": type(request.successful_authenticator).__name__,
                 "client": request.META.get("REMOTE_ADDR", ""),

@@ -16,16 +16,60 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from oauth2_provider import admin as toolkit_admin
+from oauth2_provider.models import AbstractApplication
+from oauth2_provider.settings import oauth2_settings
+
+from mcp_endpoint.oauth.revocation import revoke_application_tokens
+
+# The toolkit's grant type names in its metadata setting, for the values on an application.
+SUPPORTED_NAMES = {
+    AbstractApplication.GRANT_AUTHORIZATION_CODE: "authorization_code",
+    AbstractApplication.GRANT_IMPLICIT: "implicit",
+    AbstractApplication.GRANT_PASSWORD: "password",
+    AbstractApplication.GRANT_CLIENT_CREDENTIALS: "client_credentials",
+    AbstractApplication.GRANT_DEVICE_CODE: AbstractApplication.GRANT_DEVICE_CODE,
+}
+
+
+def allowed_grant_types() -> set[str]:
+    """The grant types an application may be given under the toolkit's settings: those the
+    server advertises, less the ones RFC 9700 compliance turns off."""
+    supported = set(oauth2_settings.OAUTH2_GRANT_TYPES_SUPPORTED)
+    allowed = {value for value, name in SUPPORTED_NAMES.items() if name in supported}
+    if oauth2_settings.COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT:
+        allowed.discard(AbstractApplication.GRANT_IMPLICIT)
+    if oauth2_settings.COMPLIANT_BCP_RFC9700_PASSWORD_GRANT:
+        allowed.discard(AbstractApplication.GRANT_PASSWORD)
+    if oauth2_settings.OIDC_ENABLED and "code" in oauth2_settings.OAUTH2_RESPONSE_TYPES_SUPPORTED:
+        allowed.add(AbstractApplication.GRANT_OPENID_HYBRID)
+    return allowed
+
+
+def allowed_algorithms() -> set[str]:
+    """ID token algorithms: none without OpenID Connect; RS256 only with a private key."""
+    allowed = {AbstractApplication.NO_ALGORITHM}
+    if oauth2_settings.OIDC_ENABLED:
+        allowed.add(AbstractApplication.HS256_ALGORITHM)
+        if oauth2_settings.OIDC_RSA_PRIVATE_KEY:
+            allowed.add(AbstractApplication.RS256_ALGORITHM)
+    return allowed
 
 
 class ApplicationAdmin(toolkit_admin.ApplicationAdmin):
-    """Applications with how each was registered and when."""
+    """Applications with how each was registered and when; the add and change forms offer
+    only the grant types and algorithms the settings allow; revoking an application's tokens
+    is an action."""
 
     list_display = (
         "name",
         "client_id",
+        "self_registered",
         "registration_source",
         "client_type",
         "user",
@@ -34,6 +78,31 @@ class ApplicationAdmin(toolkit_admin.ApplicationAdmin):
     list_filter = ("registration_source", "client_type", "authorization_grant_type")
     search_fields = ("name", "client_id")
     date_hierarchy = "created"
+    actions = ["revoke_tokens"]
+
+    def formfield_for_choice_field(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        allowed = {
+            "authorization_grant_type": allowed_grant_types,
+            "algorithm": allowed_algorithms,
+        }.get(db_field.name)
+        if allowed is not None:
+            permitted = allowed()
+            kwargs["choices"] = [(v, label) for v, label in db_field.choices if v in permitted]
+        return super().formfield_for_choice_field(db_field, request, **kwargs)
+
+    @admin.display(description=_("self-registered"), boolean=True, ordering="registration_source")
+    def self_registered(self, obj: Any) -> bool:
+        return bool(obj.registration_source != AbstractApplication.RegistrationSource.MANUAL)
+
+    @admin.action(description=_("Revoke the tokens of the selected applications"))
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        revoked = sum(revoke_application_tokens(application) for application in queryset)
+        self.message_user(
+            request,
+            ngettext("Revoked %(count)d token.", "Revoked %(count)d tokens.", revoked)
+            % {"count": revoked},
+            messages.SUCCESS,
+        )
 
 
 class AccessTokenAdmin(toolkit_admin.AccessTokenAdmin):

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from mcp_endpoint.rest_framework.extensions import APIKeyScheme
 from mcp_endpoint.rest_framework.registration import (
+    APIViewRegistration,
     ViewSetRegistration,
     register_router,
+    register_view,
     register_viewset,
 )
 from mcp_endpoint.rest_framework.spec import ActionOptions, ActionSpec
@@ -30,10 +32,12 @@ from mcp_endpoint.rest_framework.tool import ViewSetTool
 
 __all__ = [
     "APIKeyScheme",
+    "APIViewRegistration",
     "ActionOptions",
     "ActionSpec",
     "ViewSetRegistration",
     "ViewSetTool",
     "register_router",
+    "register_view",
     "register_viewset",
 ]

@@ -18,6 +18,7 @@ What the view needs to know of the call travels as an init argument of the view
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -27,14 +28,18 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import Resolver404, resolve
+from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
-from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -126,12 +131,14 @@ def call_view(
     arguments: Mapping[str, Any],
     http_request: HttpRequest,
     caller: Caller,
-    call: Any = None,
 ) -> tuple[HttpResponseBase, dict[str, str]]:
     """Dispatch one call to the view; the response and the URL kwargs it was given."""
     route = spec.route
     method = route.method
-    kwargs = {spec.path_arguments[n]: str(arguments[n]) for n in spec.path_arguments}
+    kwargs = {
+        **spec.fixed_kwargs,
+        **{spec.path_arguments[n]: str(arguments[n]) for n in spec.path_arguments},
+    }
     path = re.sub(
         r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
     )
@@ -150,10 +157,19 @@ def call_view(
         body = {k: v for k, v in arguments.items() if k in spec.body_arguments}
     else:
         body = None
-    request = inner_request(http_request, method, path, query, body, accept=spec.accept)
-    request.mcp = call  # type: ignore[attr-defined]
-    view: Callable[..., HttpResponseBase] = view_class.as_view(
-        route.callback.actions, **route.callback.initkwargs, caller=caller
+    # A text-only action (an HTML page) is asked for its text; every other for JSON.
+    accept = spec.accept if spec.media_type == JSON else spec.media_type
+    request = inner_request(http_request, method, path, query, body, accept=accept)
+    # What URL resolution gives a REST request: NamespaceVersioning reads the namespace from
+    # it, and reverse() inside the view then stays in the route's namespace.
+    with contextlib.suppress(Resolver404):
+        request.resolver_match = resolve(path)
+    actions = getattr(route.callback, "actions", None)
+    initkwargs = {**route.callback.initkwargs, "caller": caller}
+    view: Callable[..., HttpResponseBase] = (
+        view_class.as_view(actions, **initkwargs)
+        if actions is not None
+        else view_class.as_view(**initkwargs)
     )
     try:
         response = view(request, **kwargs)
@@ -206,15 +222,21 @@ def inner_request(
         environ["CONTENT_TYPE"] = "application/json"
         environ["CONTENT_LENGTH"] = str(len(payload))
     inner = WSGIRequest(environ)
-    # What middleware would have set on a REST request with the same headers and cookies.
-    if hasattr(request, "user"):
-        inner.user = request.user
+    # What middleware would have set on a REST request with the same headers and cookies:
+    # the session, and the user *of that session*. Never the MCP caller: a view that
+    # trusts request.user (SessionAuthentication does) must see a browser session only
+    # when there is one.
     if hasattr(request, "session"):
         inner.session = request.session
+        if hasattr(request, "user"):
+            inner.user = SimpleLazyObject(lambda: get_user(inner))  # type: ignore[assignment]
     if "django.contrib.messages" in django_settings.INSTALLED_APPS:
         from django.contrib.messages.storage import default_storage
 
-        inner._messages = default_storage(inner)  # type: ignore[attr-defined]
+        # A storage that needs the session, on a request that has none (a host without
+        # SessionMiddleware), is left out: the REST request would have no messages either.
+        with contextlib.suppress(ImproperlyConfigured):
+            inner._messages = default_storage(inner)  # type: ignore[attr-defined]
     return inner
 
 

@@ -13,22 +13,30 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings as django_settings
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError
+from django.urls import URLResolver, get_resolver, get_urlconf
 from drf_spectacular.generators import EndpointEnumerator, SchemaGenerator
 from rest_framework.routers import SimpleRouter
+from rest_framework.views import APIView
+from rest_framework.viewsets import ViewSetMixin
 
 from mcp_endpoint.database import DatabaseNeeded, database_blocked
 from mcp_endpoint.rest_framework.calling import tool_view_class
+from mcp_endpoint.rest_framework.credentials import accepted_kinds, related
 from mcp_endpoint.rest_framework.naming import (
     default_basename,
     default_tool_name,
+    identifier,
     nouns,
     viewset_actions,
 )
 from mcp_endpoint.rest_framework.spec import (
     ActionOptions,
     ActionSpec,
+    NotJSON,
     Route,
     SchemaOptions,
     build_spec,
@@ -90,14 +98,14 @@ class ViewSetRegistration:
         self.built = False
         # The last build without the database stopped because host code needed it.
         self.deferred = False
-        actions = viewset_actions(viewset)
+        actions = self.find_actions()
         for action, detail in actions:
             if self.include is not None and action not in self.include:
                 continue
             if action in self.exclude:
                 continue
             options = self.options.get(action, ActionOptions())
-            name = options.name or default_tool_name(action, detail, self.singular, self.plural)
+            name = options.name or self.default_name(action, detail)
             self.tools.append(ViewSetTool(self, action, detail, name, options))
         known = {action for action, _ in actions}
         for action in sorted(((self.include or set()) | self.exclude | set(self.options)) - known):
@@ -111,7 +119,48 @@ class ViewSetRegistration:
             )
 
     def __repr__(self) -> str:
-        return f"<ViewSetRegistration {self.viewset.__name__} on {self.endpoint.name!r}>"
+        return f"<{type(self).__name__} {self.viewset.__name__} on {self.endpoint.name!r}>"
+
+    def find_actions(self) -> list[tuple[str, bool]]:
+        """(action, detail) for each action that may become a tool."""
+        return viewset_actions(self.viewset)
+
+    def default_name(self, action: str, detail: bool) -> str:
+        return default_tool_name(action, detail, self.singular, self.plural)
+
+    def matches(self, route: Route) -> bool:
+        """Whether a route of the URL conf is one of this registration's."""
+        return getattr(route.callback, "cls", None) is self.viewset
+
+    def check_routes(self) -> list[CheckMessage]:
+        """Problems of the URL conf for this registration, found before the specs are built."""
+        return []
+
+    def check_authentication(self) -> list[CheckMessage]:
+        """W030: the viewset takes none of the credentials the endpoint authenticates."""
+        classes = list(
+            dict.fromkeys(
+                cls
+                for tool in self.tools
+                if tool._spec is not None
+                for cls in tool._spec.authentication_classes
+            )
+        )
+        endpoint_classes = list(self.endpoint.settings.AUTHENTICATION_CLASSES)
+        if not classes or any(related(cls, other) for cls in classes for other in endpoint_classes):
+            return []
+        return [
+            Warning(
+                f"{self.viewset.__name__} accepts {accepted_kinds(classes)} only, none of the "
+                f"credentials endpoint {self.endpoint.name!r} authenticates "
+                f"({accepted_kinds(endpoint_classes)}): its tools are listed for no caller "
+                "and refuse every call.",
+                hint="Add one of the endpoint's AUTHENTICATION_CLASSES to the viewset's "
+                "authentication_classes, or leave the viewset out of the endpoint.",
+                obj=self.endpoint,
+                id="mcp_endpoint.W030",
+            )
+        ]
 
     def check(self, *, database: bool = False) -> list[CheckMessage]:
         """What is wrong with this registration, for the system checks.
@@ -143,8 +192,9 @@ class ViewSetRegistration:
         return list(self.problems) + (self.build_messages() if self.built else [])
 
     def build_messages(self) -> list[CheckMessage]:
-        """E021, W022 (from the build), and W020 and W050 (from the specs)."""
+        """E021, W022, W032 (from the build), W020 and W050 (from the specs), and W030."""
         messages = list(self.build_problems)
+        messages.extend(self.check_authentication())
         for tool in self.tools:
             spec = tool._spec
             if spec is None:
@@ -215,7 +265,7 @@ class ViewSetRegistration:
     def build_specs(self, *, log: bool) -> tuple[dict[str, ActionSpec], list[CheckMessage]]:
         """The specs of the tools that build, and the problems of those that do not."""
         specs: dict[str, ActionSpec] = {}
-        problems: list[CheckMessage] = []
+        problems: list[CheckMessage] = self.check_routes()
         routes = self.routes()
         generator = SchemaGenerator()
         options = self.schema_options()
@@ -244,9 +294,20 @@ class ViewSetRegistration:
                     route=route,
                     generator=generator,
                     schema_options=options,
+                    scopes_by_method=self.endpoint.settings.SCOPES_BY_METHOD,
                 )
             except (DatabaseNeeded, DatabaseError):
                 raise
+            except NotJSON as exc:
+                tool._problem = f"it renders neither JSON nor text ({exc})"
+                problems.append(
+                    Warning(
+                        f"{self.viewset.__name__}.{tool.action} is left out: {exc}.",
+                        hint="Give the action a JSON renderer, or exclude it.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W032",
+                    )
+                )
             except Exception as exc:
                 # The host's serializers, filtersets and querysets run here, and may raise
                 # anything: that tool is left out of tools/list, and its calls say why.
@@ -272,10 +333,9 @@ class ViewSetRegistration:
         """The viewset's routes in the host's URL conf, or from a router of our own."""
         found: dict[str, Route] = {}
         for route in url_conf_routes():
-            cls = getattr(route.callback, "cls", None)
-            if cls is self.viewset and route.action not in found:
+            if self.matches(route) and route.action not in found:
                 found[route.action] = route
-        if not found:
+        if not found and issubclass(self.viewset, ViewSetMixin):
             router = SimpleRouter()
             router.register(self.prefix, self.viewset, basename=self.basename)
             for path, regex, method, callback in EndpointEnumerator(
@@ -286,15 +346,106 @@ class ViewSetRegistration:
         return found
 
 
-_url_routes: list[Route] | None = None
+# The DRF routes of each URL conf (by its module name), read once per process.
+_url_routes: dict[str, list[Route]] = {}
+
+
+def current_urlconf() -> str:
+    """The name of the URL conf in use (ROOT_URLCONF, or one a middleware set)."""
+    urlconf = get_urlconf() or django_settings.ROOT_URLCONF
+    return urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", repr(urlconf))
 
 
 def url_conf_routes() -> list[Route]:
-    """Every DRF route of the host's URL conf, read once per process."""
-    global _url_routes
-    if _url_routes is None:
-        _url_routes = [Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()]
-    return _url_routes
+    """Every DRF route of the URL conf in use, read once per process."""
+    key = current_urlconf()
+    if key not in _url_routes:
+        _url_routes[key] = [
+            Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()
+        ]
+    return _url_routes[key]
+
+
+class APIViewRegistration(ViewSetRegistration):
+    """An ``APIView`` (or ``GenericAPIView``) routed under a URL name: each HTTP method it
+    handles is a tool (``get``, ``post``, ``put``, ``patch``, ``delete`` are its actions)."""
+
+    def __init__(
+        self, endpoint: Endpoint, view: type[Any], *, url_name: str, **options: Any
+    ) -> None:
+        self.url_name = url_name
+        options.setdefault("basename", identifier(url_name.rsplit(":", 1)[-1]))
+        super().__init__(endpoint, view, **options)
+
+    def find_actions(self) -> list[tuple[str, bool]]:
+        return [(m, False) for m in API_VIEW_VERBS if hasattr(self.viewset, m)]
+
+    def default_name(self, action: str, detail: bool) -> str:
+        return f"{API_VIEW_VERBS[action]}_{self.singular}"
+
+    def matches(self, route: Route) -> bool:
+        return super().matches(route) and route.callback in named_callbacks(self.url_name)
+
+    def check_routes(self) -> list[CheckMessage]:
+        if named_callbacks(self.url_name):
+            return []
+        return [
+            Error(
+                f"{self.viewset.__name__} is registered under the URL name "
+                f"{self.url_name!r}, which the URL conf does not have.",
+                hint="Pass the name of the path() that routes the view.",
+                obj=self.endpoint,
+                id="mcp_endpoint.E021",
+            )
+        ]
+
+
+# The tool verbs of an APIView's handlers.
+API_VIEW_VERBS = {
+    "get": "get",
+    "post": "create",
+    "put": "replace",
+    "patch": "update",
+    "delete": "delete",
+}
+
+
+def named_callbacks(url_name: str) -> list[Any]:
+    """The view callables the URL conf routes under ``url_name`` (``"ns:name"`` too)."""
+    *namespaces, name = url_name.split(":")
+    found: list[Any] = []
+
+    def walk(patterns: Iterable[Any], path: tuple[str, ...]) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                inner = (*path, pattern.namespace) if pattern.namespace else path
+                walk(pattern.url_patterns, inner)
+            elif (
+                pattern.name == name
+                and (list(path[-len(namespaces) :]) if namespaces else []) == namespaces
+            ):
+                found.append(pattern.callback)
+
+    walk(get_resolver().url_patterns, ())
+    return found
+
+
+def register_view(
+    endpoint: Endpoint, view: type[Any], *, url_name: str, **options: Any
+) -> ViewSetRegistration:
+    """Make each HTTP method of a DRF ``APIView`` a tool of ``endpoint``.
+
+    ``url_name`` is the name of the ``path()`` that routes the view (it also gives the
+    noun of the tool names: ``snippet-stats`` -> ``get_snippet_stats``); the other options
+    are :func:`register_viewset`'s, keyed by method (``names={"get": "snippet_stats"}``).
+    """
+    if not (isinstance(view, type) and issubclass(view, APIView)):
+        raise ImproperlyConfigured(f"{view!r} is not a DRF APIView: it cannot be registered.")
+    if issubclass(view, ViewSetMixin):
+        raise ImproperlyConfigured(
+            f"{view.__name__} is a viewset: register it with register_viewset()."
+        )
+    return _register(endpoint, APIViewRegistration(endpoint, view, url_name=url_name, **options))
 
 
 def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> ViewSetRegistration:
@@ -305,7 +456,18 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
     ``singular`` / ``plural`` (the nouns in the tool names), ``version`` (the API version
     its views are described and called with, over the endpoint's ``API_VERSION``).
     """
-    registration = ViewSetRegistration(endpoint, viewset, **options)
+    if not (isinstance(viewset, type) and issubclass(viewset, ViewSetMixin)):
+        name = getattr(viewset, "__name__", repr(viewset))
+        if isinstance(viewset, type) and issubclass(viewset, APIView):
+            raise ImproperlyConfigured(
+                f"{name} is an APIView, not a viewset: register it with "
+                f"register_view({name}, url_name=...), naming the path() that routes it."
+            )
+        raise ImproperlyConfigured(f"{name} is not a DRF viewset: it cannot be registered.")
+    return _register(endpoint, ViewSetRegistration(endpoint, viewset, **options))
+
+
+def _register(endpoint: Endpoint, registration: ViewSetRegistration) -> ViewSetRegistration:
     for tool in registration.tools:
         endpoint.add_tool(tool)
     endpoint.add_registration(registration)
@@ -313,10 +475,32 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
 
 
 def register_router(
-    endpoint: Endpoint, router: BaseRouter, **options: Any
+    endpoint: Endpoint,
+    router: BaseRouter,
+    *,
+    per_basename: Mapping[str, Mapping[str, Any]] | None = None,
+    **options: Any,
 ) -> list[ViewSetRegistration]:
-    """Register every viewset of a DRF router, with its prefix and basename."""
+    """Register every viewset of a DRF router, with its prefix and basename.
+
+    ``options`` apply to every viewset; ``per_basename`` adds options for one viewset,
+    keyed by its basename (``{"snippet": {"exclude": ["destroy"]}}``), so that a name
+    collision or an action to leave out does not force unrolling the router.
+    """
+    per_basename = dict(per_basename or {})
+    registry = list(router.registry)
+    unknown = sorted(set(per_basename) - {basename for _, _, basename in registry})
+    if unknown:
+        raise ImproperlyConfigured(
+            f"register_router(per_basename=...) names {', '.join(map(repr, unknown))}, "
+            f"which the router does not register; its basenames are "
+            f"{', '.join(repr(b) for _, _, b in registry)}."
+        )
     return [
-        register_viewset(endpoint, viewset, basename=basename, prefix=prefix, **options)
-        for prefix, viewset, basename in router.registry
+        register_viewset(
+            endpoint,
+            viewset,
+            **{"basename": basename, "prefix": prefix, **options, **per_basename.get(basename, {})},
+        )
+        for prefix, viewset, basename in registry
     ]

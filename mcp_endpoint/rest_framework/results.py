@@ -6,11 +6,12 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from django.http import HttpResponseBase
 
 from mcp_endpoint.protocol.content import Text, ToolResult
-from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def result_from(
     *,
     credential: Credential | None,
     max_items: int,
+    refusal: str | None = None,
 ) -> ToolResult:
     """The result of a 2xx answer; raises the :class:`ToolError` of any other."""
     status = response.status_code
@@ -42,9 +44,21 @@ def result_from(
     ):
         content = response.content if hasattr(response, "content") else b""
         data = json.loads(content or b"null")
+    if 200 <= status < 300 and spec.media_type != JSON:
+        return text_success(spec, response)
     if 200 <= status < 300:
         return success(spec, status, data, kwargs, max_items)
-    raise error_from(spec, status, data, response, credential)
+    raise error_from(spec, status, data, response, credential, refusal)
+
+
+def text_success(spec: ActionSpec, response: HttpResponseBase) -> ToolResult:
+    """An action that renders text (an HTML page, say): its text is the result."""
+    render = getattr(response, "render", None)
+    if render is not None and not getattr(response, "is_rendered", True):
+        render()
+    content = getattr(response, "content", b"")
+    charset = getattr(response, "charset", None) or "utf-8"
+    return ToolResult(content=[Text(content.decode(charset, errors="replace"))])
 
 
 def success(
@@ -85,7 +99,10 @@ def error_from(
     data: Any,
     response: HttpResponseBase,
     credential: Credential | None,
+    refusal: str | None = None,
 ) -> ToolError:
+    """The tool error for a 4xx or 5xx answer; ``refusal`` says why the view could not
+    authenticate the caller, when it could not."""
     detail = _detail(data)
     if status == 400:
         fields = field_errors(data)
@@ -107,6 +124,12 @@ def error_from(
             retry_after=int(retry) if retry and retry.isdigit() else None,
         )
     if status in (401, 403):
+        if refusal is not None:
+            return ToolError(
+                f"{refusal}: it cannot authenticate the credential this call carries",
+                code="permission_denied",
+                view_detail=detail,
+            )
         scopes = spec.required_scopes
         granted = credential.scopes if credential is not None else None
         if scopes and granted is not None and not scopes <= granted:
@@ -177,6 +200,19 @@ def render_object(noun: str, data: Mapping[str, Any]) -> str:
     return f"{head}: {', '.join(parts)}" if parts else head
 
 
+def next_page_hint(spec: ActionSpec, next_url: str) -> str:
+    """Where the next page is, as the argument to pass: ``page=3``, ``offset=20``,
+    ``cursor="cD0y..."``, read from the paginator's own link to it."""
+    query = parse_qs(urlsplit(next_url).query)
+    for name in spec.page_arguments:
+        values = query.get(name)
+        if values:
+            value = values[0]
+            shown = value if value.isdigit() else json.dumps(value)
+            return f"More on the next page: call again with {name}={shown}."
+    return "More on the next page."
+
+
 def render_list(
     spec: ActionSpec,
     items: Sequence[Any],
@@ -189,7 +225,7 @@ def render_list(
     else:
         head = f"{len(items)} {plural}."
     if envelope is not None and envelope.get("next"):
-        head += " More on the next page (ask for the next page number)."
+        head += " " + next_page_hint(spec, str(envelope["next"]))
     lines = [head]
     for item in items:
         lines.append(

@@ -23,6 +23,7 @@ from django.utils.encoding import force_str
 from django.utils.functional import Promise
 from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
 from drf_spectacular.settings import spectacular_settings
 from oauth2_provider.contrib.rest_framework import TokenHasScope
@@ -32,6 +33,7 @@ from rest_framework.versioning import AcceptHeaderVersioning
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
 from mcp_endpoint.schema import SchemaError, compact_choices, portable
+from mcp_endpoint.scopes import declares_scopes, default_scopes
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
@@ -42,6 +44,13 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 # The argument that holds the list, when a one-or-many body is offered in its list form.
 ITEMS_ARGUMENT = "items"
 JSON = "application/json"
+
+
+JSON = "application/json"
+
+
+class NotJSON(SchemaError):
+    """The action renders neither JSON nor text: no tool can carry its answer."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,9 @@ class Route:
 
     @property
     def action(self) -> str:
-        action: str = self.callback.actions[self.method.lower()]
+        """The viewset action; for an ``APIView``, the handler's method (``get``)."""
+        actions = getattr(self.callback, "actions", None)
+        action: str = actions[self.method.lower()] if actions else self.method.lower()
         return action
 
     @property
@@ -104,12 +115,21 @@ class ActionSpec:
     required_scopes: frozenset[str]
     # argument name -> URL kwarg, in URL order
     path_arguments: Mapping[str, str]
+    # URL kwargs with one value for the tool (a URL path version drf-spectacular fixed)
+    fixed_kwargs: Mapping[str, str]
     query_arguments: frozenset[str]
     body_arguments: frozenset[str]
     # The body goes under a "body" argument when its fields clash with path or query names.
     body_nested: bool
     # drf-spectacular described a bare list: the result is wrapped as {"results": [...]}.
     list_output: bool
+    # The view's own authentication classes, which decide who may call.
+    authentication_classes: tuple[type[Any], ...] = ()
+    # What the call asks the view for: JSON, or the text type of an action that renders
+    # only text (StaticHTMLRenderer, TemplateHTMLRenderer), whose tool answers with text.
+    media_type: str = JSON
+    # The paginator's query parameters that move to another page (page, offset, cursor).
+    page_arguments: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     # The Accept header of a call: the API version the view was described for.
     accept: str = JSON
@@ -136,6 +156,7 @@ def build_spec(
     plural: str,
     route: Route,
     generator: SchemaGenerator,
+    scopes_by_method: Mapping[str, Any] | None = None,
     schema_options: SchemaOptions | None = None,
 ) -> ActionSpec:
     """The spec of one routed action; raises :class:`SchemaError` when there is no schema."""
@@ -147,7 +168,7 @@ def build_spec(
     path, accept = apply_version(view, method, path, choices.version)
     with GENERATOR_STATS.silence():
         GENERATOR_STATS.reset()
-        operation = view.schema.get_operation(
+        operation = spectacular_schema(view).get_operation(
             path, route.path_regex, "^/", method, generator.registry
         )
         components = generator.registry.build({}).get("schemas", {})
@@ -156,16 +177,15 @@ def build_spec(
             e for e in errors if not NO_SERIALIZER.search(e)
         ]
         GENERATOR_STATS.reset()
+    media_type = answer_media_type(view)
     no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]
-    if no_serializer:
+    if no_serializer and media_type == JSON:
         # drf-spectacular found no serializer and skipped the view: there is no schema.
         raise SchemaError(no_serializer[0])
     operation = plain(operation or {})
     components = plain(components)
-    # URL kwargs in order, against the names drf-spectacular gave them ({pk} -> {id}).
-    kwargs_in_regex = re.findall(r"\(\?P<(\w+)>", route.path_regex)
-    names_in_path = re.findall(r"{(\w+)}", path)
-    path_map = dict(zip(names_in_path, kwargs_in_regex, strict=False))
+    path_map, fixed_kwargs = align_path(route.path, path)
+    kwarg_types = url_kwarg_types(route.path_regex)
     path_arguments: dict[str, str] = {}
     query_arguments: set[str] = set()
     body_arguments: set[str] = set()
@@ -179,6 +199,21 @@ def build_spec(
             schema["description"] = parameter["description"]
         if parameter.get("in") == "path":
             path_arguments[pname] = path_map.get(pname, pname)
+            if kwarg_types.get(path_arguments[pname]) == "integer" and schema.get("type") in (
+                None,
+                "string",
+            ):
+                # drf-spectacular could not type a kwarg that is not a model field (a
+                # nested route's user_pk); the route's converter or regex says it.
+                schema = {k: v for k, v in schema.items() if k not in ("format", "pattern")}
+                schema["type"] = "integer"
+            versioning = getattr(view, "versioning_class", None)
+            if path_arguments[pname] == getattr(versioning, "version_param", None) and getattr(
+                versioning, "allowed_versions", None
+            ):
+                # A URL path version: the versions the view allows, the default first.
+                allowed = [str(v) for v in versioning.allowed_versions]  # type: ignore[union-attr]
+                schema = {"type": "string", "enum": allowed}
             required.append(pname)
         elif parameter.get("in") == "query":
             query_arguments.add(pname)
@@ -271,17 +306,98 @@ def build_spec(
             viewset, action, options, operation, set(properties), path_arguments, singular, plural
         )
         or name.replace("_", " "),
-        required_scopes=required_scopes(view, method),
+        required_scopes=required_scopes(view, method, scopes_by_method),
         path_arguments=path_arguments,
+        fixed_kwargs=fixed_kwargs,
         query_arguments=frozenset(query_arguments),
         body_arguments=frozenset(body_arguments),
         body_nested=body_nested,
         list_output=list_output,
+        authentication_classes=tuple(type(a) for a in view.get_authenticators()),
+        media_type=media_type,
+        page_arguments=page_arguments(view),
         warnings=tuple(warnings),
         accept=accept,
         lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
         body_list=body_list,
         body_without_fields=body_without_fields,
+    )
+
+
+def spectacular_schema(view: Any) -> AutoSchema:
+    """drf-spectacular's inspector for the view, whatever the host's DEFAULT_SCHEMA_CLASS.
+
+    A host that generates its OpenAPI document with DRF's own generator (or another) still
+    gets tool schemas from drf-spectacular; only the REST API's schema view uses theirs.
+    """
+    inspector = view.schema
+    if isinstance(inspector, AutoSchema):
+        return inspector
+    inspector = AutoSchema()
+    inspector.view = view
+    return inspector
+
+
+def align_path(route_path: str, schema_path: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Map drf-spectacular's path parameter names to the URL kwargs they stand for.
+
+    ``route_path`` names the URL kwargs (``/api/{version}/snippets/{pk}/``); drf-spectacular
+    may rename one (``{pk}`` -> ``{id}``) and fill one in (a URL path version, ``v1``).
+    Segment by segment: a renamed kwarg maps to its argument, a filled one is fixed.
+    """
+    route_segments = route_path.split("/")
+    schema_segments = schema_path.split("/")
+    mapping: dict[str, str] = {}
+    fixed: dict[str, str] = {}
+    if len(route_segments) == len(schema_segments):
+        for route_segment, schema_segment in zip(route_segments, schema_segments, strict=True):
+            kwargs = re.findall(r"{(\w+)}", route_segment)
+            names = re.findall(r"{(\w+)}", schema_segment)
+            if kwargs and len(names) == len(kwargs):
+                mapping.update(zip(names, kwargs, strict=True))
+            elif len(kwargs) == 1 and not names and route_segment == "{" + kwargs[0] + "}":
+                fixed[kwargs[0]] = schema_segment
+        return mapping, fixed
+    kwargs = re.findall(r"{(\w+)}", route_path)
+    names = re.findall(r"{(\w+)}", schema_path)
+    return dict(zip(names, kwargs, strict=False)), fixed
+
+
+INTEGER_PATTERNS = {"[0-9]+", r"\d+", "-?[0-9]+", r"-?\d+"}
+
+
+def url_kwarg_types(pattern: str) -> dict[str, str]:
+    """``integer`` for URL kwargs an ``int`` converter or a digits-only regex matches."""
+    types: dict[str, str] = {}
+    for converter, name in re.findall(r"<(?:(\w+):)?(\w+)>", pattern):
+        if converter == "int":
+            types[name] = "integer"
+    for name, regex in re.findall(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)", pattern):
+        if regex in INTEGER_PATTERNS:
+            types[name] = "integer"
+    return types
+
+
+def page_arguments(view: Any) -> tuple[str, ...]:
+    """The query parameters the view's paginator reads to pick a page, whatever its class."""
+    paginator = getattr(view, "paginator", None)
+    names = (
+        getattr(paginator, attribute, None)
+        for attribute in ("page_query_param", "offset_query_param", "cursor_query_param")
+    )
+    return tuple(name for name in names if isinstance(name, str) and name)
+
+
+def answer_media_type(view: Any) -> str:
+    """JSON when the view renders it; else the text type it renders; else :class:`NotJSON`."""
+    media_types = [str(r.media_type) for r in view.get_renderers()]
+    if any(m == JSON or m.endswith("+json") for m in media_types):
+        return JSON
+    for media in media_types:
+        if media.startswith("text/"):
+            return media.split(";")[0].strip()
+    raise NotJSON(
+        f"the action renders {', '.join(media_types) or 'nothing'}, neither JSON nor text"
     )
 
 
@@ -444,8 +560,13 @@ def description_for(
     return f"{default} {viewset_doc}".strip()
 
 
-def required_scopes(view: Any, method: str) -> frozenset[str]:
-    """The scopes django-oauth-toolkit's permissions on ``view`` ask for ``method``."""
+def required_scopes(
+    view: Any, method: str, by_method: Mapping[str, Any] | None = None
+) -> frozenset[str]:
+    """The scopes a call of ``method`` needs: the view's own scope policy (the scopes
+    django-oauth-toolkit's permissions on it ask for), or the default policy's."""
+    if not declares_scopes(view):
+        return default_scopes(view, method, by_method)
     request = SimpleNamespace(method=method)
     scopes: set[str] = set()
     for permission in view.get_permissions():

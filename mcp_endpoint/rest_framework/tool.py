@@ -8,6 +8,7 @@ from jsonschema import Draft202012Validator
 
 from mcp_endpoint import throttling
 from mcp_endpoint.rest_framework.calling import Caller, call_view
+from mcp_endpoint.rest_framework.credentials import refusal, takes
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
 from mcp_endpoint.rest_framework.results import result_from
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
@@ -96,6 +97,12 @@ class ViewSetTool(Tool):
     def title(self) -> str | None:  # type: ignore[override]
         return (self.annotations or {}).get("title")
 
+    def accepts(self, credential: Any) -> bool:
+        """Hidden from callers whose kind of credential the view cannot authenticate, and
+        from everyone when the tool has no spec (a check says why)."""
+        spec = self.spec
+        return spec is not None and takes(spec.authentication_classes, credential)
+
     def validate(self, arguments: dict[str, Any]) -> None:
         """Only what DRF would not check itself: unknown arguments and the lookup.
 
@@ -139,7 +146,14 @@ class ViewSetTool(Tool):
             raise ToolError("This tool runs only over HTTP", code="internal_error")
         caller = Caller(call.credential, frozenset(throttling.counted_keys(http_request)))
         response, kwargs = call_view(
-            spec, self.registration.view_class, arguments, http_request, caller, call
+            spec, self.registration.view_class, arguments, http_request, caller
         )
         max_items: int = self.registration.endpoint.settings.MAX_LIST_ITEMS
-        return result_from(spec, response, kwargs, credential=call.credential, max_items=max_items)
+        return result_from(
+            spec,
+            response,
+            kwargs,
+            credential=call.credential,
+            max_items=max_items,
+            refusal=refusal(spec.authentication_classes, call.credential),
+        )

@@ -12,13 +12,22 @@ from __future__ import annotations
 import pkgutil
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_endpoint.endpoint import Endpoint
 
 
 def host_names() -> list[str]:
-    """The host packages in this folder, by name, in a stable order."""
+    """The host packages in this folder that share the suite's settings, by name, in a
+    stable order. A host with a ``settings`` module of its own (one that swaps the user
+    model, say) runs in a process of its own instead: installed beside the others, its
+    models would clash with theirs."""
+    here = Path(__file__).parent
     return sorted(
-        module.name for module in pkgutil.iter_modules([str(Path(__file__).parent)]) if module.ispkg
+        module.name
+        for module in pkgutil.iter_modules([str(here)])
+        if module.ispkg and not (here / module.name / "settings.py").exists()
     )
 
 
@@ -36,3 +45,18 @@ def host_endpoints() -> dict[str, list[Any]]:
         urls = import_module(f"tests.hosts.{name}.urls")
         found[name] = [v for v in vars(urls).values() if isinstance(v, Endpoint)]
     return found
+
+
+def host_endpoint(name: str, **settings: Any) -> Endpoint:
+    """An endpoint for one host's URL conf, left out of the project-wide system checks.
+
+    Such a host mounts its endpoint at ``mcp`` in a URL conf of its own, which its tests
+    select with ``@pytest.mark.urls``; the project's checks run against the suite's URL
+    conf, where that path belongs to the product's endpoint. Its checks are its endpoint's
+    own (``endpoint.check()``), run by its tests.
+    """
+    from mcp_endpoint.endpoint import Endpoint, endpoints
+
+    endpoint = Endpoint(name, settings={"SERVER_NAME": name, **settings})
+    endpoints.discard(endpoint)
+    return endpoint

@@ -1,0 +1,268 @@
+"""The call log: one :class:`~mcp_endpoint.models.ToolCall` row per ``tools/call``.
+
+Writing the row is the last step of a call whose work may already be committed, so nothing
+here may raise into the answer: the arguments are made storable in one bounded pass
+(redacted, no NUL bytes, no lone surrogates, no NaN or Infinity, nesting cut at
+:data:`MAX_DEPTH`), and when the database still refuses the row, a row with the arguments
+replaced by :data:`UNLOGGABLE` is written instead. A call is never left out silently.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError, router, transaction
+from django.utils import timezone
+
+from mcp_endpoint import signals
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.models import ToolCall
+    from mcp_endpoint.protocol.server import RequestContext
+    from mcp_endpoint.tools import Tool
+
+logger = logging.getLogger("mcp_endpoint.calllog")
+
+REDACTED = "[redacted]"
+# Deeper values are replaced by TOO_DEEP: a log row is for reading, and the cut keeps the
+# pass far from Python's recursion limit and PostgreSQL's nesting limit alike.
+MAX_DEPTH = 32
+TOO_DEEP = "[nested too deep]"
+# What a row's arguments become when the database refused the sanitised ones.
+UNLOGGABLE = {"[unloggable]": "the database refused these arguments; see the server log"}
+# Longest string kept in the arguments; longer ones are cut with a note of their length.
+MAX_STRING = 10_000
+# Non-finite floats, which JSON (and so PostgreSQL's jsonb) has no literal for.
+NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def clean_text(value: Any, max_length: int | None = None) -> str:
+    """``value`` as text PostgreSQL stores: no NUL byte, no lone surrogate, cut to length."""
+    text = value if isinstance(value, str) else str(value)
+    if "\x00" in text:
+        text = text.replace("\x00", "\\u0000")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    if max_length is not None and len(text) > max_length:
+        text = text[: max_length - 1] + "…"
+    return text
+
+
+def redact(arguments: Any, names: Iterable[str], depth: int = 0) -> Any:
+    """``arguments`` made storable, with the values of keys containing any of ``names`` hidden.
+
+    Bounded by :data:`MAX_DEPTH`, so arguments of any depth come back without recursing
+    further than that.
+    """
+    lowered = [n.lower() for n in names]
+    return _storable(arguments, lowered, depth)
+
+
+def _storable(value: Any, lowered: list[str], depth: int) -> Any:
+    if isinstance(value, str):
+        return clean_text(value, MAX_STRING)
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return NON_FINITE.get(value, value)
+    if depth >= MAX_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, dict):
+        stored: dict[str, Any] = {}
+        for key, item in value.items():
+            name = clean_text(key, 200)
+            if any(n in name.lower() for n in lowered):
+                stored[name] = REDACTED
+            else:
+                stored[name] = _storable(item, lowered, depth + 1)
+        return stored
+    if isinstance(value, (list, tuple)):
+        return [_storable(item, lowered, depth + 1) for item in value]
+    return clean_text(repr(value), 200)
+
+
+def client_address(request: HttpRequest | None) -> str | None:
+    """The caller's IP address: by DRF's ``NUM_PROXIES`` when the host declares its
+    proxies, else ``REMOTE_ADDR``. An ``X-Forwarded-For`` nobody vouches for is ignored,
+    since any client can send one."""
+    if request is None:
+        return None
+    from rest_framework.settings import api_settings
+
+    address = request.META.get("REMOTE_ADDR")
+    proxies = api_settings.NUM_PROXIES
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if proxies and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",")]
+        address = hops[-min(proxies, len(hops))]
+    try:
+        return str(ipaddress.ip_address(address or ""))
+    except ValueError:
+        return None
+
+
+def describe_credential(credential: Credential | None) -> str:
+    """The credential in words, never its secret: the key's name and prefix, or the OAuth
+    application's name and client id."""
+    from mcp_endpoint.models import AbstractAPIKey
+
+    if credential is None:
+        return "anonymous"
+    auth = credential.auth
+    if isinstance(auth, AbstractAPIKey):
+        return f"API key “{auth.name}” ({auth.prefix})" if auth.name else f"API key {auth.prefix}"
+    application = getattr(auth, "application", None)
+    if application is not None:
+        name = getattr(application, "name", "") or "unnamed application"
+        return f"OAuth “{name}” (client {getattr(application, 'client_id', '?')})"
+    if hasattr(auth, "scope"):
+        return "OAuth token"
+    return credential.kind
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a call went: ``"ok"`` or the tool error's code, and its message."""
+
+    code: str
+    message: str = ""
+
+    @classmethod
+    def of(cls, structured: dict[str, Any] | None, is_error: bool) -> Outcome:
+        if not is_error:
+            return cls("ok")
+        error = (structured or {}).get("error")
+        if not isinstance(error, dict):
+            return cls("error")
+        return cls(str(error.get("code", "error")), str(error.get("message", "")))
+
+
+def record(
+    endpoint: Endpoint,
+    tool: Tool,
+    arguments: dict[str, Any],
+    context: RequestContext,
+    outcome: Outcome,
+    duration_ms: float,
+) -> ToolCall | None:
+    """Write the call's row (one INSERT); on refusal, the row with :data:`UNLOGGABLE`."""
+    from mcp_endpoint.models import ToolCall
+
+    credential: Credential | None = context.credential
+    user = credential.user if credential is not None else None
+    request: HttpRequest | None = context.transport
+    info = context.client_info or {}
+    row = ToolCall(
+        endpoint=clean_text(endpoint.name, 100),
+        tool=clean_text(tool.name, 128),
+        user=user if getattr(user, "pk", None) else None,
+        credential=clean_text(describe_credential(credential), 255),
+        client_name=clean_text(info.get("name") or "", 200),
+        client_version=clean_text(info.get("version") or "", 100),
+        user_agent=clean_text(request.META.get("HTTP_USER_AGENT", "") if request else "", 300),
+        ip=client_address(request),
+        outcome=clean_text(outcome.code, 40),
+        error=clean_text(outcome.message, 2000),
+        duration_ms=round(duration_ms, 3),
+        arguments=redact(arguments, endpoint.settings.REDACTED_ARGUMENTS),
+    )
+    try:
+        insert(row)
+    except DatabaseError:
+        logger.warning(
+            "the call log refused the arguments of %s; recording the call without them",
+            tool.name,
+            exc_info=True,
+        )
+        row.pk = None
+        row.arguments = UNLOGGABLE
+        try:
+            insert(row)
+        except DatabaseError:
+            logger.error(
+                "could not record the call of %s in the call log", tool.name, exc_info=True
+            )
+            return None
+    return row
+
+
+def insert(row: ToolCall) -> None:
+    """One INSERT; inside a transaction (``ATOMIC_REQUESTS``) a savepoint keeps a refused
+    row from breaking the rest of it."""
+    using = router.db_for_write(type(row))
+    if transaction.get_connection(using).in_atomic_block:
+        with transaction.atomic(using=using):
+            row.save(force_insert=True, using=using)
+    else:
+        row.save(force_insert=True, using=using)
+
+
+def called(
+    endpoint: Endpoint,
+    tool: Tool,
+    arguments: dict[str, Any],
+    context: RequestContext,
+    outcome: Outcome,
+    duration_ms: float,
+    row: ToolCall | None,
+) -> None:
+    """Send :data:`~mcp_endpoint.signals.tool_called`; a receiver's failure is logged,
+    never answered."""
+    credential: Credential | None = context.credential
+    responses = signals.tool_called.send_robust(
+        sender=type(endpoint),
+        endpoint=endpoint,
+        tool=tool.name,
+        user=credential.user if credential is not None else None,
+        credential=credential,
+        arguments=arguments,
+        outcome=outcome.code,
+        error=outcome.message,
+        duration_ms=duration_ms,
+        client_info=context.client_info,
+        request=context.transport,
+        log_row=row,
+    )
+    for receiver, response in responses:
+        if isinstance(response, Exception):
+            logger.error("a tool_called receiver (%r) failed", receiver, exc_info=response)
+
+
+def prune(days: int | None, using: str | None = None) -> int:
+    """Delete rows older than ``days`` days; returns how many went. ``None`` keeps all."""
+    from mcp_endpoint.models import ToolCall
+
+    if days is None:
+        return 0
+    cutoff = timezone.now() - timedelta(days=days)
+    manager = ToolCall.objects.db_manager(using) if using else ToolCall.objects
+    deleted, _ = manager.filter(created__lt=cutoff).delete()
+    return deleted
+
+
+__all__ = [
+    "MAX_DEPTH",
+    "UNLOGGABLE",
+    "Outcome",
+    "called",
+    "clean_text",
+    "client_address",
+    "describe_credential",
+    "prune",
+    "record",
+    "redact",
+]

@@ -1,0 +1,610 @@
+"""What ``manage.py mcp_doctor`` checks: a deployment, seen the way an MCP client sees it.
+
+A :class:`Doctor` walks the path a client walks: the 401 challenge, the protected-resource
+metadata it points at, the authorisation server's metadata, the registration endpoint and
+PKCE; with a credential, both protocol eras' first requests, ``tools/list``, every schema,
+and a call per tool with arguments its schema refuses (so the server refuses it before the
+tool runs); then CORS for browser clients. Each problem is a :class:`Finding` with a stable
+id, a hint and a link to ``docs/operations.md``.
+
+It speaks HTTP through a small :class:`HTTP` interface: :class:`URLLibHTTP` for a running
+server, :class:`DjangoClientHTTP` for the host's own URLconf in process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from mcp_endpoint.protocol.versions import (
+    LEGACY_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    MODERN_VERSIONS,
+)
+from mcp_endpoint.schema import has_ref_or_type_array
+
+DOCS = "docs/operations.md"
+LEGACY_VERSION = LEGACY_VERSIONS[-1]
+MODERN_VERSION = MODERN_VERSIONS[-1]
+# The MCP Inspector's own origin: the browser client most people try first.
+BROWSER_ORIGIN = "http://localhost:6274"
+BROWSER_HEADERS = ("authorization", "content-type", "mcp-protocol-version", "mcp-session-id")
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+# Sample values for string formats, for the arguments built from a schema.
+FORMAT_SAMPLES = {
+    "date": "2026-01-31",
+    "date-time": "2026-01-31T12:00:00Z",
+    "time": "12:00:00",
+    "email": "someone@example.com",
+    "uri": "https://example.com/",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: ``level`` is ``"error"`` (clients fail) or ``"warning"`` (some may)."""
+
+    id: str
+    level: str
+    message: str
+    hint: str = ""
+
+    @property
+    def docs(self) -> str:
+        if self.id.startswith("mcp_doctor."):
+            return f"{DOCS}#{self.id.lower().replace('.', '')}"
+        return "docs/configuration.md#system-checks"
+
+
+@dataclass
+class Response:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def header(self, name: str) -> str:
+        return self.headers.get(name.lower(), "")
+
+
+class HTTP(Protocol):
+    def request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
+    ) -> Response: ...
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    # A redirect is itself a finding: clients do not repeat a POST through one.
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class URLLibHTTP:
+    """HTTP to a running server, with the standard library; redirects are not followed."""
+
+    def __init__(self, timeout: float = 15.0) -> None:
+        self.timeout = timeout
+        self.opener = urllib.request.build_opener(NoRedirect)
+
+    def request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
+    ) -> Response:
+        request = urllib.request.Request(url, data=body, headers=dict(headers), method=method)
+        try:
+            with self.opener.open(request, timeout=self.timeout) as answer:
+                return Response(
+                    answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+                )
+        except urllib.error.HTTPError as exc:
+            return Response(exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read())
+        except (urllib.error.URLError, OSError) as exc:
+            return Response(0, {}, str(exc).encode())
+
+
+class DjangoClientHTTP:
+    """HTTP to the host's own URLconf through Django's test client, in process."""
+
+    def __init__(self) -> None:
+        from django.test import Client
+
+        self.client = Client(raise_request_exception=False)
+
+    def request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
+    ) -> Response:
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        answer = self.client.generic(
+            method,
+            path,
+            body or b"",
+            content_type=headers.get("Content-Type", "application/octet-stream"),
+            secure=parts.scheme == "https",
+            headers=extra,
+            HTTP_HOST=parts.netloc,
+        )
+        content = b"".join(answer.streaming_content) if answer.streaming else answer.content  # type: ignore[attr-defined]
+        return Response(answer.status_code, {k.lower(): v for k, v in answer.items()}, content)
+
+
+@dataclass
+class Doctor:
+    """Runs the checks against ``url``; :meth:`run` returns the findings.
+
+    ``public_url`` is the URL users type when ``url`` is the server behind a proxy: requests
+    then carry the ``X-Forwarded-Proto`` and ``X-Forwarded-Host`` the proxy would add, and
+    the documents must name the public URL.
+    """
+
+    http: HTTP
+    url: str
+    credential: str | None = None
+    public_url: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)
+    session_id: str | None = None
+    next_id: int = 0
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def error(self, id: str, message: str, hint: str = "") -> None:
+        self.findings.append(Finding(f"mcp_doctor.{id}", "error", message, hint))
+
+    def warning(self, id: str, message: str, hint: str = "") -> None:
+        self.findings.append(Finding(f"mcp_doctor.{id}", "warning", message, hint))
+
+    def ok(self, what: str) -> None:
+        self.passed.append(what)
+
+    @property
+    def resource(self) -> str:
+        """The URL a user types into a client: the RFC 8707 resource the documents must name."""
+        return (self.public_url or self.url).rstrip("/")
+
+    def proxy_headers(self) -> dict[str, str]:
+        if not self.public_url:
+            return {}
+        public = urlsplit(self.public_url)
+        return {"X-Forwarded-Proto": public.scheme, "X-Forwarded-Host": public.netloc}
+
+    def reachable(self, url: str) -> str:
+        """``url`` as fetched: a URL on the public host, or on the server's own host with the
+        scheme the proxy announced, goes to the server behind the proxy."""
+        if not self.public_url:
+            return url
+        public, target, parts = urlsplit(self.public_url), urlsplit(self.url), urlsplit(url)
+        if parts.netloc not in (public.netloc, target.netloc):
+            return url
+        return urlunsplit(parts._replace(scheme=target.scheme, netloc=target.netloc))
+
+    def get(self, url: str) -> Response:
+        headers = {"Accept": "application/json", **self.proxy_headers()}
+        return self.http.request("GET", self.reachable(url), headers)
+
+    def rpc(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        credential: bool = True,
+        headers: Mapping[str, str] | None = None,
+        notification: bool = False,
+    ) -> Response:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if not notification:
+            self.next_id += 1
+            message["id"] = self.next_id
+        if params is not None:
+            message["params"] = params
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **self.proxy_headers(),
+            **(headers or {}),
+        }
+        if credential and self.credential:
+            sent["Authorization"] = f"Bearer {self.credential}"
+        if self.session_id:
+            sent["Mcp-Session-Id"] = self.session_id
+        return self.http.request("POST", self.url, sent, json.dumps(message).encode())
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def run(self) -> list[Finding]:
+        metadata_url = self.check_challenge()
+        if metadata_url:
+            issuer = self.check_protected_resource(metadata_url)
+            if issuer:
+                self.check_authorization_server(issuer)
+        if self.credential:
+            if self.check_legacy_handshake():
+                tools = self.list_tools()
+                if tools is not None:
+                    self.check_tools(tools)
+            self.check_modern_discover()
+        self.check_cors()
+        return self.findings
+
+    def check_challenge(self) -> str | None:
+        params = {
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp_doctor", "version": "1"},
+        }
+        answer = self.rpc("initialize", params, credential=False)
+        if answer.status == 0:
+            self.error(
+                "E001", f"{self.url} is not reachable: {answer.body.decode(errors='replace')}"
+            )
+            return None
+        if 300 <= answer.status < 400:
+            self.error(
+                "E002",
+                f"{self.url} answers {answer.status} to {answer.header('location')}: clients do "
+                "not repeat a POST through a redirect.",
+                'Mount the endpoint with path("mcp", site.urls), which answers /mcp and /mcp/.',
+            )
+            return None
+        if answer.status != 401:
+            if answer.status == 200:
+                self.warning(
+                    "W003",
+                    f"{self.url} answers without a credential, so clients never start OAuth.",
+                    'Leave MCP_ENDPOINT["REQUIRE_CREDENTIAL"] at True on a product endpoint.',
+                )
+            else:
+                self.error(
+                    "E003",
+                    f"{self.url} answers {answer.status} where a client expects 401 (no "
+                    "credential) and then its MCP answers.",
+                    "Is this the URL the endpoint is mounted at?",
+                )
+            return None
+        challenge = answer.header("www-authenticate")
+        found = dict(CHALLENGE_PARAM.findall(challenge))
+        metadata_url = found.get("resource_metadata")
+        if not challenge.lower().startswith("bearer") or not metadata_url:
+            self.error(
+                "E004",
+                f"The 401 carries no Bearer challenge naming resource_metadata ({challenge!r}): "
+                "clients cannot find where to sign in.",
+                "Keep mcp_endpoint's authentication classes in MCP_ENDPOINT.",
+            )
+            return None
+        self.ok("401 with a Bearer challenge naming resource_metadata")
+        public = urlsplit(self.resource)
+        named = urlsplit(metadata_url)
+        if (named.scheme, named.netloc) != (public.scheme, public.netloc):
+            self.error(
+                "E005",
+                f"The challenge points at {metadata_url}, not on {public.scheme}://"
+                f"{public.netloc}, the origin users type.",
+                PROXY_HINT,
+            )
+        return metadata_url
+
+    def check_protected_resource(self, url: str) -> str | None:
+        answer = self.get(url)
+        document = answer.json()
+        if answer.status != 200 or not isinstance(document, dict):
+            self.error(
+                "E006",
+                f"The protected-resource metadata at {url} answers {answer.status}"
+                f"{'' if isinstance(document, dict) else ', not JSON'}: the OAuth URLs are "
+                "not mounted, and clients stop here.",
+                'Add path("", include("mcp_endpoint.oauth.urls")) and path("o/", '
+                'include("oauth2_provider.urls", namespace="oauth2_provider")) to the URLconf.',
+            )
+            return None
+        self.ok(f"protected-resource metadata at {url}")
+        resource = str(document.get("resource", "")).rstrip("/")
+        if resource != self.resource:
+            self.error(
+                "E007",
+                f"The metadata names the resource {document.get('resource')!r}, but users type "
+                f"{self.resource!r}: clients refuse tokens for another resource.",
+                PROXY_HINT,
+            )
+        servers = document.get("authorization_servers")
+        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+            self.error(
+                "E008",
+                "The protected-resource metadata names no authorization_servers.",
+                "Keep django-oauth-toolkit's OAUTH2_PROVIDER settings (see docs/oauth.md).",
+            )
+            return None
+        return servers[0]
+
+    def check_authorization_server(self, issuer: str) -> None:
+        parts = urlsplit(issuer)
+        path = parts.path.rstrip("/")
+        url = urlunsplit(parts._replace(path=f"/.well-known/oauth-authorization-server{path}"))
+        answer = self.get(url)
+        document = answer.json()
+        if answer.status != 200 or not isinstance(document, dict):
+            self.error(
+                "E009",
+                f"The authorization-server metadata at {url} answers {answer.status}"
+                f"{'' if isinstance(document, dict) else ', not JSON'}.",
+                'Add path("", include("mcp_endpoint.oauth.urls")) to the URLconf.',
+            )
+            return
+        self.ok(f"authorization-server metadata at {url}")
+        if str(document.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
+            self.error(
+                "E010",
+                f"The authorization server says its issuer is {document.get('issuer')!r}, "
+                f"not {issuer!r}: clients refuse the mismatch (RFC 8414).",
+                PROXY_HINT,
+            )
+        if "S256" not in (document.get("code_challenge_methods_supported") or []):
+            self.error(
+                "E011",
+                "The authorization server does not advertise PKCE with S256: MCP clients "
+                "refuse to sign in.",
+                'Set OAUTH2_PROVIDER["PKCE_REQUIRED"] = True.',
+            )
+        else:
+            self.ok("PKCE S256 advertised")
+        registration = document.get("registration_endpoint")
+        if not registration:
+            if not document.get("client_id_metadata_document_supported"):
+                self.warning(
+                    "W012",
+                    "No registration_endpoint and no client ID metadata documents: clients "
+                    "that register themselves (Claude, ChatGPT, VS Code) cannot sign in.",
+                    'Set OAUTH2_PROVIDER["DCR_ENABLED"] or ["CIMD_ENABLED"] (docs/oauth.md).',
+                )
+            return
+        # A GET asks nothing of the endpoint (registration is a POST): 404 means unmounted.
+        mounted = self.get(str(registration))
+        if mounted.status in (0, 404):
+            self.error(
+                "E013",
+                f"The registration endpoint {registration} answers {mounted.status or 'nothing'}.",
+                'Add path("", include("mcp_endpoint.oauth.urls")) to the URLconf.',
+            )
+        else:
+            self.ok(f"registration endpoint at {registration}")
+
+    def check_legacy_handshake(self) -> bool:
+        params = {
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp_doctor", "version": "1"},
+        }
+        answer = self.rpc("initialize", params)
+        body = answer.json()
+        if answer.status == 401:
+            self.error(
+                "E020",
+                "The key or token was refused (401).",
+                "Is it revoked or expired? manage.py mcp_key list shows keys.",
+            )
+            return False
+        if answer.status != 200 or not isinstance(body, dict) or "result" not in body:
+            self.error(
+                "E021",
+                f"initialize ({LEGACY_VERSION}) answered {answer.status}: "
+                f"{answer.body[:300].decode(errors='replace')}",
+                "Clients of the handshake era (most today) cannot connect.",
+            )
+            return False
+        self.session_id = answer.header("mcp-session-id") or None
+        self.ok(f"initialize: protocol {body['result'].get('protocolVersion')}")
+        done = self.rpc("notifications/initialized", notification=True)
+        if done.status != 202:
+            self.warning(
+                "W022",
+                f"notifications/initialized answered {done.status}, not 202.",
+            )
+        return True
+
+    def check_modern_discover(self) -> None:
+        meta = {
+            META_PROTOCOL_VERSION: MODERN_VERSION,
+            META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_INFO: {"name": "mcp_doctor", "version": "1"},
+        }
+        saved, self.session_id = self.session_id, None
+        answer = self.rpc(
+            "server/discover",
+            {"_meta": meta},
+            headers={"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "server/discover"},
+        )
+        self.session_id = saved
+        body = answer.json()
+        result = body.get("result") if isinstance(body, dict) else None
+        if answer.status != 200 or not isinstance(result, dict):
+            self.warning(
+                "W023",
+                f"server/discover ({MODERN_VERSION}) answered {answer.status}: clients of that "
+                "revision fall back to the handshake, one round trip later.",
+                'Keep "2026-07-28" in MCP_ENDPOINT["PROTOCOL_VERSIONS"].',
+            )
+            return
+        self.ok(f"server/discover: {', '.join(result.get('supportedVersions') or [])}")
+
+    def list_tools(self) -> list[dict[str, Any]] | None:
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(100):
+            answer = self.rpc("tools/list", {"cursor": cursor} if cursor else {})
+            body = answer.json()
+            result = body.get("result") if isinstance(body, dict) else None
+            if answer.status != 200 or not isinstance(result, dict):
+                self.error("E024", f"tools/list answered {answer.status}.")
+                return None
+            tools.extend(t for t in result.get("tools") or [] if isinstance(t, dict))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+        self.ok(f"tools/list: {len(tools)} tool(s)")
+        if not tools:
+            self.warning(
+                "W025",
+                "This credential sees no tools.",
+                "Register viewsets or tools in an app's mcp.py; check the credential's scopes.",
+            )
+        return tools
+
+    def check_tools(self, tools: list[dict[str, Any]]) -> None:
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
+        for tool in tools:
+            name = str(tool.get("name", ""))
+            if not TOOL_NAME.match(name):
+                self.error("E030", f"The tool name {name!r} is not 1-64 of [A-Za-z0-9_-].")
+            for key in ("inputSchema", "outputSchema"):
+                schema = tool.get(key)
+                if schema is None and key == "outputSchema":
+                    continue
+                if not isinstance(schema, dict) or schema.get("type") != "object":
+                    self.error("E031", f"{name}: {key} has no object root; clients drop it.")
+                    continue
+                if has_ref_or_type_array(schema):
+                    self.error(
+                        "E031",
+                        f"{name}: {key} holds a $ref or a type array, which some clients "
+                        "(Gemini, clients that do not resolve references) refuse.",
+                        "Pass the schema through mcp_endpoint.schema.portable().",
+                    )
+                try:
+                    validator_for(schema).check_schema(schema)
+                except SchemaError as exc:
+                    self.error("E032", f"{name}: {key} is not a valid JSON Schema: {exc.message}")
+            self.check_arguments(name, tool.get("inputSchema"))
+        self.ok(f"{len(tools)} tool schema(s) checked")
+
+    def check_arguments(self, name: str, schema: Any) -> None:
+        """Build arguments from the input schema and validate them against it, as a client
+        does before a call, without calling the tool: a schema no value satisfies, or whose
+        formats a validator does not know, fails here."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        if not isinstance(schema, dict):
+            return
+        arguments = example_of(schema)
+        try:
+            validator = Draft202012Validator(
+                schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+            problems = [e.message for e in validator.iter_errors(arguments)]
+        except SchemaError:
+            return  # reported above (E032)
+        if problems:
+            self.warning(
+                "W033",
+                f"{name}: arguments built from the input schema do not validate against it "
+                f"({problems[0]}): clients that build arguments the same way will fail.",
+                "Look at the schema with manage.py mcp_tools; simplify what it requires.",
+            )
+
+    def check_cors(self) -> None:
+        headers = {
+            "Origin": BROWSER_ORIGIN,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": ", ".join(BROWSER_HEADERS),
+            **self.proxy_headers(),
+        }
+        answer = self.http.request("OPTIONS", self.url, headers)
+        allowed_origin = answer.header("access-control-allow-origin")
+        allowed = {
+            h.strip().lower() for h in answer.header("access-control-allow-headers").split(",")
+        }
+        if allowed_origin not in (BROWSER_ORIGIN, "*"):
+            self.warning(
+                "W040",
+                f"A browser client on {BROWSER_ORIGIN} (the MCP Inspector) gets no CORS "
+                "permission: browser-based clients fail before their first POST.",
+                "Install django-cors-headers and allow the origins of the browser clients "
+                "you support (docs/operations.md).",
+            )
+            return
+        missing = [h for h in BROWSER_HEADERS if h not in allowed and "*" not in allowed]
+        if missing:
+            self.warning(
+                "W041",
+                f"The CORS preflight does not allow the header(s) {', '.join(missing)}.",
+                "Add the MCP headers to CORS_ALLOW_HEADERS, and expose mcp-session-id and "
+                "www-authenticate with CORS_EXPOSE_HEADERS.",
+            )
+            return
+        self.ok(f"CORS preflight from {BROWSER_ORIGIN}")
+
+
+PROXY_HINT = (
+    "Behind a proxy, let Django see the public scheme and host (SECURE_PROXY_SSL_HEADER, "
+    'USE_X_FORWARDED_HOST), or set MCP_ENDPOINT["RESOURCE_URL"] to the public URL.'
+)
+
+
+def example_of(schema: Any, depth: int = 0) -> Any:
+    """The simplest value ``schema`` describes: required properties only, lower bounds,
+    the first of a choice."""
+    if not isinstance(schema, dict) or depth > 16:
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return example_of(schema[key][0], depth + 1)
+    kind = schema.get("type")
+    if kind == "object" or (kind is None and "properties" in schema):
+        properties = schema.get("properties") or {}
+        return {
+            prop: example_of(properties.get(prop, {}), depth + 1)
+            for prop in schema.get("required") or []
+        }
+    if kind == "array":
+        return [example_of(schema.get("items", {}), depth + 1)] * int(schema.get("minItems", 0))
+    if kind == "string":
+        sample = FORMAT_SAMPLES.get(str(schema.get("format")), "x")
+        return sample.ljust(int(schema.get("minLength", 0)), "x")
+    if kind in ("integer", "number"):
+        low: float = schema.get("minimum", schema.get("exclusiveMinimum")) or 0
+        value = low + 1 if "exclusiveMinimum" in schema and "minimum" not in schema else low
+        return math.ceil(value) if kind == "integer" else value
+    if kind == "boolean":
+        return False
+    return None
+
+
+def deploy_findings() -> list[Finding]:
+    """This app's own ``check --deploy`` messages, as findings."""
+    from django.core import checks
+
+    found = []
+    for message in checks.run_checks(include_deployment_checks=True):
+        if not str(message.id or "").startswith("mcp_endpoint."):
+            continue
+        level = "error" if message.level >= checks.ERROR else "warning"
+        if message.level < checks.WARNING:
+            continue
+        found.append(Finding(str(message.id), level, str(message.msg), str(message.hint or "")))
+    return found

@@ -1,0 +1,87 @@
+"""The default scope policy: ``read`` for safe methods, ``write`` for the rest.
+
+Most DRF views declare no scope policy of their own: they check who the user is, not what
+the credential may do. Left alone, a key or token created with the scope ``read`` would
+write through every such view. So, on views that declare no policy, a credential that
+carries scopes (an API key, an OAuth access token) needs the scopes
+``MCP_ENDPOINT["SCOPES_BY_METHOD"]`` names for the request's method.
+
+A view declares its own policy with django-oauth-toolkit's scope permissions
+(``TokenHasScope`` and its family, anywhere in its permissions) or with a
+``required_scopes`` / ``required_alternate_scopes`` attribute; its policy then wins. A
+view may also name scopes per action with ``required_scopes_by_action`` (actions it does
+not name fall back to the method mapping).
+
+The same rule is applied in two places, so REST and MCP agree: the app's authentication
+classes apply it to every REST request they authenticate (:func:`enforce`), and the DRF
+adapter makes it the tools' ``required_scopes``, which ``tools/list`` and ``tools/call``
+check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from oauth2_provider.contrib.rest_framework import (
+    IsAuthenticatedOrTokenHasScope,
+    TokenHasScope,
+    TokenMatchesOASRequirements,
+)
+from rest_framework.exceptions import PermissionDenied
+
+SCOPE_PERMISSIONS = (TokenHasScope, IsAuthenticatedOrTokenHasScope, TokenMatchesOASRequirements)
+SCOPE_ATTRIBUTES = ("required_scopes", "required_alternate_scopes")
+
+
+def declares_scopes(view: Any) -> bool:
+    """Whether the view has a scope policy of its own (which then wins over the default)."""
+    if any(getattr(view, name, None) is not None for name in SCOPE_ATTRIBUTES):
+        return True
+    return any(_is_scope_permission(p) for p in view.get_permissions())
+
+
+def _is_scope_permission(permission: Any) -> bool:
+    if isinstance(permission, SCOPE_PERMISSIONS):
+        return True
+    # DRF's composed permissions (A & B, A | B, ~A) hold their operands as op1 / op2.
+    return any(
+        _is_scope_permission(getattr(permission, operand))
+        for operand in ("op1", "op2")
+        if getattr(permission, operand, None) is not None
+    )
+
+
+def default_scopes(
+    view: Any, method: str, by_method: Mapping[str, Iterable[str]] | None
+) -> frozenset[str]:
+    """What the default policy asks of one request to a view that declares no policy."""
+    by_action = getattr(view, "required_scopes_by_action", None)
+    action = getattr(view, "action", None)
+    if isinstance(by_action, Mapping) and action in by_action:
+        return frozenset(by_action[action])
+    if by_method is None:
+        return frozenset()
+    return frozenset(by_method.get(method.upper(), by_method.get("*", ())))
+
+
+def enforce(request: Any, scopes: frozenset[str]) -> None:
+    """Refuse (403) a REST request whose credential lacks the default policy's scopes.
+
+    Called by the app's authentication classes once they have authenticated the request;
+    the view comes from the request's parser context, as DRF's views give it. A request
+    with no view (the MCP transport's own authentication) is left alone: each tool is
+    checked on its own.
+    """
+    from mcp_endpoint.conf import mcp_settings
+
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    if view is None or declares_scopes(view):
+        return
+    needed = default_scopes(view, request.method, mcp_settings.SCOPES_BY_METHOD)
+    missing = needed - scopes
+    if missing:
+        raise PermissionDenied(
+            f"This action needs the scope(s) {' '.join(sorted(missing))}; the credential "
+            f"holds {' '.join(sorted(scopes)) or 'none'}."
+        )

@@ -1,0 +1,1 @@
+"""A host whose REST API takes DRF's own tokens only (``TokenAuthentication``)."""

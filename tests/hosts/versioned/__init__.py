@@ -1,0 +1,1 @@
+"""A host versioned by URL path (a path() converter) and by namespace."""
