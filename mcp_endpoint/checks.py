@@ -10,6 +10,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
+from mcp_endpoint.protocol.headers import schema_problems as header_schema_problems
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
 from mcp_endpoint.schema import has_ref_or_type_array, metaschema_errors
 from mcp_endpoint.tools import TOOL_NAME
@@ -267,6 +268,19 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                     id="mcp_endpoint.E013",
                 )
             )
+        for template in endpoint.resources.templates():
+            unmapped = [m for m, mapper in template.follows.items() if mapper is None]
+            if unmapped:
+                errors.append(
+                    Error(
+                        f"Resource template {template.uri_template!r} follows "
+                        f"{', '.join(m._meta.label for m in unmapped)} without saying which "
+                        "URIs a changed row changes.",
+                        hint="Pass follows={Model: lambda row: {'variable': ...}}.",
+                        obj=endpoint,
+                        id="mcp_endpoint.E082",
+                    )
+                )
         for name in endpoint.prompts.duplicates:
             errors.append(
                 Error(
@@ -304,6 +318,16 @@ def tool_schema_messages(endpoint: Any, tools: list[Any]) -> list[CheckMessage]:
                     hint="Pass the schema through mcp_endpoint.schema.portable().",
                     obj=endpoint,
                     id="mcp_endpoint.E012",
+                )
+            )
+        for problem in header_schema_problems(tool.input_schema):
+            messages.append(
+                Error(
+                    f"Tool {tool.name!r} marks an argument for a header that clients "
+                    f"refuse: {problem}.",
+                    hint="Clients drop such a tool; see x-mcp-header in the 2026-07-28 transport.",
+                    obj=endpoint,
+                    id="mcp_endpoint.E081",
                 )
             )
         size = descriptor_bytes(tool.describe())
@@ -379,13 +403,21 @@ def unapplied_migrations(alias: str) -> bool:
     return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
-BOOLEAN_KEYS = ("SESSIONS", "CONFIRM_DESTRUCTIVE_TOOLS", "STREAMING", "LOGGING")
+BOOLEAN_KEYS = (
+    "SESSIONS",
+    "CONFIRM_DESTRUCTIVE_TOOLS",
+    "STREAMING",
+    "LOGGING",
+    "WSGI_GET_STREAMS",
+)
 SECONDS_KEYS = (
     "SESSION_IDLE_SECONDS",
     "SESSIONS_PER_CREDENTIAL",
     "REQUEST_STATE_TTL",
     "CLIENT_REQUEST_TIMEOUT",
     "STREAM_KEEPALIVE_SECONDS",
+    "STREAM_RESUME_SECONDS",
+    "STREAMS_PER_CREDENTIAL",
     "LOG_RETENTION_DAYS",
 )
 # Caches whose entries one process cannot see from another.
@@ -419,6 +451,19 @@ def check_sessions_and_rounds(app_configs: Any = None, **kwargs: Any) -> list[Ch
                 messages.append(
                     Error(f"{label}[{key!r}] must be a positive integer.", id="mcp_endpoint.E007")
                 )
+        loggers = values.get("CLIENT_LOGGERS")
+        if loggers is not None and (
+            not isinstance(loggers, list | tuple)
+            or not all(isinstance(n, str) and n for n in loggers)
+        ):
+            messages.append(
+                Error(
+                    f"{label}['CLIENT_LOGGERS'] must be a list of logger names.",
+                    hint="For instance ['mcp_endpoint', 'myapp']: each logger's children "
+                    "are included.",
+                    id="mcp_endpoint.E080",
+                )
+            )
         alias = values.get("CACHE")
         if alias is not None and alias not in settings.CACHES:
             messages.append(

@@ -181,13 +181,26 @@ DEFAULTS: dict[str, Any] = {
     "STREAMING": True,
     # Seconds between SSE comment lines that keep an idle stream open through proxies.
     "STREAM_KEEPALIVE_SECONDS": 15,
+    # In a legacy session, a streamed answer's events stay in CACHE this long after the
+    # last one, so a client whose stream broke resumes it (GET with Last-Event-ID).
+    "STREAM_RESUME_SECONDS": 60,
     # Announce the (deprecated) logging capability: log messages of tools reach the client.
     "LOGGING": False,
+    # With LOGGING on: Python loggers (and their children) whose records, emitted while a
+    # streamed call runs, reach that call's client at the level the client chose.
+    "CLIENT_LOGGERS": ["mcp_endpoint"],
     # Legacy sessions (Mcp-Session-Id), kept in CACHE: off by default; idle expiry in
     # seconds; how many one credential may hold (the least recently used goes first).
     "SESSIONS": False,
     "SESSION_IDLE_SECONDS": 600,
     "SESSIONS_PER_CREDENTIAL": 8,
+    # Resource subscriptions: the Redis that carries updates between processes (None: the
+    # Redis of CACHE when it is Django's RedisCache, else this process only); whether a
+    # session's GET stream may hold a WSGI worker (under ASGI it is async code); how many
+    # GET streams one credential may hold open at once.
+    "SUBSCRIPTIONS_REDIS_URL": None,
+    "WSGI_GET_STREAMS": False,
+    "STREAMS_PER_CREDENTIAL": 4,
     # How long a tool waits for the client to answer a request sent during the call.
     "CLIENT_REQUEST_TIMEOUT": 300,
 }

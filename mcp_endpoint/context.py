@@ -72,6 +72,16 @@ class Context:
         if self._log is not None:
             self._log(level, data)
 
+    def close_stream(self) -> bool:
+        """Close the call's SSE stream now and keep running: the client polls.
+
+        The client reconnects with ``GET`` and ``Last-Event-ID`` (to any worker) and gets
+        what the call sent since, then the rest. Only a streamed answer in a legacy session
+        can be resumed; elsewhere this returns False and the stream stays open.
+        """
+        channel = self.request_context.channel
+        return bool(channel is not None and channel.close_stream())
+
     # -- input from the client (multi round-trip requests) ---------------------------------
 
     @property

@@ -51,6 +51,7 @@ from mcp_endpoint.resources import (
     ResourceNotFound,
     ResourceRegistry,
     ResourceTemplate,
+    UriMapper,
 )
 from mcp_endpoint.tools import (
     FunctionTool,
@@ -179,12 +180,19 @@ class Endpoint:
         description: str | None = None,
         mime_type: str | None = None,
         scopes: Iterable[str] = (),
+        follows: Iterable[type[Any]] | Mapping[type[Any], UriMapper | None] = (),
     ) -> Callable[[F], F]:
-        """Register a function as a resource; a URI with ``{variables}`` makes a template."""
+        """Register a function as a resource; a URI with ``{variables}`` makes a template.
+
+        ``follows`` names the models whose saved or deleted rows change the resource: a
+        list of models for a fixed URI, or a dict from model to a function of the row that
+        returns the template's variables (or a list of them, or None for no URI), which
+        makes the resource live for subscribed clients (see :mod:`mcp_endpoint.subscriptions`).
+        """
 
         def decorator(func: F) -> F:
             cls = ResourceTemplate if VARIABLE.search(uri) else Resource
-            self.resources.register(
+            resource = self.resources.register(
                 cls(
                     func,
                     uri,
@@ -193,8 +201,13 @@ class Endpoint:
                     description=description,
                     mime_type=mime_type,
                     scopes=scopes,
+                    follows=follows,
                 )
             )
+            if resource.follows:
+                from mcp_endpoint import subscriptions
+
+                subscriptions.follow(self, resource)
             return func
 
         return decorator
@@ -295,6 +308,41 @@ class Endpoint:
         if self.settings.LOGGING:
             capabilities["logging"] = {}
         return capabilities
+
+    def subscriptions_available(self) -> bool:
+        """Whether legacy clients may subscribe: it needs sessions, where subscriptions live."""
+        return bool(self.settings.SESSIONS)
+
+    def subscribe(self, uri: str, context: RequestContext) -> None:
+        from mcp_endpoint import subscriptions
+
+        if not self.subscriptions_available():
+            raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/subscribe")
+        subscriptions.subscribe(self, uri, context)
+
+    def unsubscribe(self, uri: str, context: RequestContext) -> None:
+        from mcp_endpoint import subscriptions
+
+        if not self.subscriptions_available():
+            raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/unsubscribe")
+        subscriptions.unsubscribe(uri, context)
+
+    def listen_filter(
+        self, notifications: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        """What a listen stream will carry: resource updates of the URIs this credential
+        may read now (no list-changed notifications: the lists do not change)."""
+        readable = []
+        for uri in notifications.get("resourceSubscriptions") or []:
+            try:
+                self.read_resource(uri, context)
+            except ProtocolError:
+                continue
+            readable.append(uri)
+        honoured: dict[str, Any] = {}
+        if readable:
+            honoured["resourceSubscriptions"] = readable
+        return honoured
 
     def page_size(self) -> int:
         size: int = self.settings.LIST_PAGE_SIZE

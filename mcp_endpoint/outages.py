@@ -109,10 +109,3 @@ def error_body(request_id: Any, exc: ServiceUnavailable, settings: MCPSettings) 
         f"Service Unavailable: the {exc.kind} is unreachable; retry in {retry_after} s",
         {"unavailable": exc.kind, "retry_after": retry_after},
     )
-
-
-def is_outage_error(answer: dict[str, Any]) -> bool:
-    """Whether a JSON-RPC answer is the error of :func:`error_body` (it is sent as 503)."""
-    error = answer.get("error")
-    data = error.get("data") if isinstance(error, dict) else None
-    return isinstance(data, dict) and "unavailable" in data and "retry_after" in data

@@ -5,13 +5,16 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, get_type_hints
+from urllib.parse import quote
 
 from mcp_endpoint.context import Context
 from mcp_endpoint.protocol.content import ResourceContents
 
 VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+# From a changed row to the variables of the URI(s) it changes; falsy for none.
+UriMapper = Callable[[Any], Mapping[str, Any] | Iterable[Mapping[str, Any]] | None]
 
 
 class ResourceNotFound(LookupError):
@@ -31,8 +34,13 @@ class Resource:
         description: str | None = None,
         mime_type: str | None = None,
         scopes: Iterable[str] = (),
+        follows: Iterable[type[Any]] | Mapping[type[Any], UriMapper | None] = (),
     ) -> None:
         self.fn = fn
+        # The models whose saved or deleted rows change this resource (subscriptions.py).
+        self.follows: dict[type[Any], UriMapper | None] = (
+            dict(follows) if isinstance(follows, Mapping) else dict.fromkeys(follows)
+        )
         self.uri = uri
         self.name = name or fn.__name__
         self.title = title
@@ -49,6 +57,13 @@ class Resource:
         if self.mime_type:
             body["mimeType"] = self.mime_type
         return body
+
+    def uris_for(self, instance: Any, mapper: UriMapper | None) -> list[str]:
+        """The URIs a changed row of a followed model changes: this one, unless the mapper
+        says the row is none of its business."""
+        if mapper is not None and not mapper(instance):
+            return []
+        return [self.uri]
 
     def read(self, uri: str, variables: dict[str, str], context: Context) -> list[ResourceContents]:
         kwargs: dict[str, Any] = dict(variables)
@@ -77,6 +92,18 @@ class ResourceTemplate(Resource):
         body = super().describe()
         body["uriTemplate"] = body.pop("uri")
         return body
+
+    def uris_for(self, instance: Any, mapper: UriMapper | None) -> list[str]:
+        if mapper is None:
+            return []  # system check E082: a template needs the variables of a row
+        found = mapper(instance)
+        if not found:
+            return []
+        rows = [found] if isinstance(found, Mapping) else list(found)
+        return [self.expand(row) for row in rows]
+
+    def expand(self, variables: Mapping[str, Any]) -> str:
+        return VARIABLE.sub(lambda m: quote(str(variables[m.group(1)]), safe=""), self.uri_template)
 
     def match(self, uri: str) -> dict[str, str] | None:
         found = self.pattern.match(uri)

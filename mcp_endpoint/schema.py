@@ -103,7 +103,12 @@ def _convert(
     out: dict[str, Any] = {}
     nullable = bool(node.get("nullable"))
     for key, value in node.items():
-        if key in DROPPED_KEYS or key == "nullable" or key.startswith("x-"):
+        # OpenAPI's vendor keys go; the MCP's own x-mcp-header is part of the tool's contract.
+        if (
+            key in DROPPED_KEYS
+            or key == "nullable"
+            or (key.startswith("x-") and key != "x-mcp-header")
+        ):
             continue
         if key == "title" and drop_titles and not root:
             continue

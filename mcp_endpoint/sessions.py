@@ -25,17 +25,12 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import BaseCache, caches
-from django.http import HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
 
 from mcp_endpoint.mrtr import principal
-from mcp_endpoint.protocol import jsonrpc
-from mcp_endpoint.responses import empty_response, error_response, json_response
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
     from mcp_endpoint.protocol.server import RequestContext
-    from mcp_endpoint.views import MCPView
 
 HEADER = "Mcp-Session-Id"
 META_HEADER = "HTTP_MCP_SESSION_ID"
@@ -51,12 +46,26 @@ class Session:
     capabilities: dict[str, Any] = field(default_factory=dict)
     client_info: dict[str, Any] | None = None
     log_level: str | None = None
+    # URIs of resources/subscribe, for the session's GET stream.
+    subscriptions: list[str] = field(default_factory=list)
     created: float = 0.0
     last_used: float = 0.0
     store: SessionStore | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "store"}
+
+    def subscribe(self, uri: str) -> None:
+        if uri not in self.subscriptions:
+            self.subscriptions.append(uri)
+            if self.store is not None:
+                self.store.save(self)
+
+    def unsubscribe(self, uri: str) -> None:
+        if uri in self.subscriptions:
+            self.subscriptions.remove(uri)
+            if self.store is not None:
+                self.store.save(self)
 
     def set_log_level(self, level: str) -> None:
         self.log_level = level
@@ -166,7 +175,20 @@ class SessionStore:
         return reply if isinstance(reply, dict) else None
 
 
-# -- the HTTP side, for the view -------------------------------------------------------------
+# -- what the transport consults -------------------------------------------------------------
+
+
+class SessionRefused(Exception):
+    """A legacy request that names no live session of its credential.
+
+    ``status`` is 400 when the request named none and 404 when the one it named is unknown,
+    expired, ended or another credential's; the transport answers with it.
+    """
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 def is_client_response(message: Any) -> bool:
@@ -178,75 +200,42 @@ def is_client_response(message: Any) -> bool:
     )
 
 
-def enter(
-    endpoint: Endpoint, request: HttpRequest, context: RequestContext, request_id: Any
-) -> HttpResponse | None:
-    """Attach the request's session to ``context``; or the 400/404 answer when there is none."""
+def opened_by(
+    endpoint: Endpoint, message: Any, answer: dict[str, Any] | None, context: RequestContext
+) -> Session | None:
+    """The session an ``initialize`` request opens once it has succeeded; None otherwise."""
+    if not isinstance(message, dict) or message.get("method") != "initialize" or answer is None:
+        return None
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        return None
+    params = message.get("params")
+    return SessionStore(endpoint).create(
+        context, params if isinstance(params, dict) else {}, result["protocolVersion"]
+    )
 
-    session_id = request.META.get(META_HEADER)
+
+def enter(endpoint: Endpoint, session_id: str | None, context: RequestContext) -> Session:
+    """Attach the named session to ``context``, or raise :class:`SessionRefused`."""
     if not session_id:
-        return error_response(
+        raise SessionRefused(
             400,
-            jsonrpc.INVALID_REQUEST,
             f"Bad Request: Missing session ID (send the {HEADER} header initialize returned)",
-            request_id=request_id,
         )
     session = SessionStore(endpoint).load(session_id, context)
     if session is None:
-        return error_response(
-            404,
-            jsonrpc.INVALID_REQUEST,
-            "Not Found: Invalid or expired session ID (initialize again)",
-            request_id=request_id,
-        )
+        raise SessionRefused(404, "Not Found: Invalid or expired session ID (initialize again)")
     context.session = session
     context.client_capabilities = session.capabilities
     context.client_info = session.client_info
     context.protocol_version = session.protocol_version
     context.log_level = session.log_level
-    return None
+    return session
 
 
-def respond_in_session(
-    view: MCPView, request: HttpRequest, message: Any, context: RequestContext
-) -> HttpResponseBase:
-    """A legacy message's answer when sessions are on (see the module's docstring)."""
-
-    endpoint = view.endpoint
-    assert endpoint is not None
-    request_id = jsonrpc.request_id_of(message)
-    if isinstance(message, dict) and message.get("method") == "initialize":
-        answer = endpoint.handle(message, context)
-        if answer is None:  # an initialize notification: nothing to answer or open
-            return empty_response(202)
-        headers: dict[str, str] = {}
-        result = answer.get("result")
-        if isinstance(result, dict):
-            params = message.get("params")
-            session = SessionStore(endpoint).create(
-                context, params if isinstance(params, dict) else {}, result["protocolVersion"]
-            )
-            headers[HEADER] = session.id
-        return json_response(answer, view.status_of(answer, context.era), headers)
-    refusal = enter(endpoint, request, context, request_id)
-    if refusal is not None:
-        return refusal
-    if is_client_response(message) and context.session is not None:
-        SessionStore(endpoint).store_reply(context.session, message)
-        return empty_response(202)
-    return view.respond(request, message, context)
-
-
-def end_session(endpoint: Endpoint, request: HttpRequest, context: RequestContext) -> HttpResponse:
-    """``DELETE``: end the session the header names (404 when there is no such session)."""
-
-    session_id = request.META.get(META_HEADER)
+def end(endpoint: Endpoint, session_id: str | None, context: RequestContext) -> None:
+    """``DELETE``: end the named session of this credential, or raise :class:`SessionRefused`."""
     if not session_id:
-        return error_response(
-            400, jsonrpc.INVALID_REQUEST, f"Bad Request: send the {HEADER} header to end"
-        )
+        raise SessionRefused(400, f"Bad Request: send the {HEADER} header to end")
     if not SessionStore(endpoint).end(session_id, context):
-        return error_response(
-            404, jsonrpc.INVALID_REQUEST, "Not Found: Invalid or expired session ID"
-        )
-    return empty_response(204)
+        raise SessionRefused(404, "Not Found: Invalid or expired session ID")

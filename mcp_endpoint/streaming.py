@@ -17,25 +17,25 @@ transaction back, and nothing more is sent.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
-from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.http.response import HttpResponseBase
+from django.http import HttpRequest
 
-from mcp_endpoint import outages
+from mcp_endpoint import client_logging, outages, sessions
+from mcp_endpoint.event_store import RETRY_MS, EventStore, StoredEvent, event_id
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
-from mcp_endpoint.responses import empty_response
+from mcp_endpoint.responses import KEEPALIVE, sse_event
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
@@ -47,15 +47,20 @@ logger = logging.getLogger("mcp_endpoint.streaming")
 # Client capabilities that let a legacy session's call send requests to the client.
 CLIENT_REQUEST_CAPABILITIES = ("elicitation", "sampling", "roots")
 DEFAULT_LEGACY_LOG_LEVEL = "info"
-SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 
 # Calls that stream run here; a pool rather than a thread per call, so that a worker's
 # database connections are reused under CONN_MAX_AGE like a request thread's.
 _executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-stream")
 
+# A resumed stream polls the cache: quickly at first, then at most this often.
+POLL_FIRST = 0.02
+POLL_MAX = 0.25
+
 MESSAGE = "message"
 DONE = "done"
-Event = tuple[str, Any]
+CLOSE = "close"
+# What the call produced, and the event id it has on a resumable stream.
+Event = tuple[str, Any, str | None]
 
 
 class StreamClosed(BaseException):
@@ -74,6 +79,15 @@ class Channel:
         self.context = context
         self.events: queue.Queue[Event] = queue.Queue()
         self.closed = threading.Event()
+        # Set when the server closed the stream for the client to resume it (polling).
+        self.detached = threading.Event()
+        # In a legacy session the stream is resumable: its events carry ids and are kept.
+        self.store: EventStore | None = None
+        self.stream_id: str | None = None
+        self.seq = 0
+        if not context.modern and context.session is not None:
+            self.store = EventStore(endpoint)
+            self.stream_id = self.store.open(context.session.id)
         capabilities = context.client_capabilities
         self.can_request = (
             not context.modern
@@ -86,7 +100,24 @@ class Channel:
     def send(self, message: dict[str, Any]) -> None:
         if self.closed.is_set():
             raise StreamClosed()
-        self.events.put((MESSAGE, message))
+        event_id = self.remember(message, final=False)
+        if not self.detached.is_set():
+            self.events.put((MESSAGE, message, event_id))
+
+    def remember(self, message: dict[str, Any] | None, *, final: bool) -> str | None:
+        """Keep the event for a client that resumes; its id (None when not resumable)."""
+        if self.store is None or self.stream_id is None:
+            return None
+        self.seq += 1
+        return self.store.append(self.stream_id, self.seq, message, final=final)
+
+    def close_stream(self) -> bool:
+        """End the client's stream now while the call runs on (see ``Context.close_stream``)."""
+        if self.store is None:
+            return False
+        self.detached.set()
+        self.events.put((CLOSE, None, None))
+        return True
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -102,13 +133,13 @@ class Channel:
             params["message"] = message
         self.notify("notifications/progress", params)
 
-    def log(self, level: str, data: Any) -> None:
+    def log(self, level: str, data: Any, logger: str = "mcp") -> None:
         threshold = log_threshold(self.endpoint, self.context)
         if threshold is None or level not in LOG_LEVELS:
             return
         if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
-        self.notify("notifications/message", {"level": level, "logger": "mcp", "data": data})
+        self.notify("notifications/message", {"level": level, "logger": logger, "data": data})
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a request to the client (legacy session only) and wait for its answer.
@@ -116,8 +147,6 @@ class Channel:
         The client posts its answer to the endpoint, to whichever worker, with the session's
         id; it reaches this call through the cache (see :mod:`mcp_endpoint.sessions`).
         """
-        from mcp_endpoint import sessions
-
         session = self.context.session
         if not self.can_request or session is None:
             raise ToolError("This client cannot be asked for input here.", code="input_unavailable")
@@ -153,7 +182,14 @@ class Channel:
     # -- what the view reads --------------------------------------------------------------
 
     def finish(self, answer: dict[str, Any] | None) -> None:
-        self.events.put((DONE, answer))
+        event_id = self.remember(answer, final=True)
+        self.events.put((DONE, answer, event_id))
+
+    def priming(self) -> bytes:
+        """The event a resumable stream starts with: an id to resume from, and ``retry``."""
+        if self.stream_id is None:
+            return b""
+        return sse_event(None, event_id(self.stream_id, 0), retry_ms=RETRY_MS)
 
     def next_event(self, timeout: float) -> Event | None:
         try:
@@ -161,8 +197,10 @@ class Channel:
         except queue.Empty:
             return None
 
-    def close(self) -> None:
-        self.closed.set()
+    def release(self) -> None:
+        """The client's stream ended: the call is cancelled, unless the server ended it."""
+        if not self.detached.is_set():
+            self.closed.set()
 
 
 def log_threshold(endpoint: Endpoint, context: RequestContext) -> str | None:
@@ -207,42 +245,14 @@ def wanted(endpoint: Endpoint, request: HttpRequest, message: Any, context: Requ
     )
 
 
-def encode(message: dict[str, Any]) -> bytes:
-    data = jsonrpc.dumps(message)
-    return f"event: message\ndata: {data}\n\n".encode()
-
-
-KEEPALIVE = b": keepalive\n\n"
-
-
-def respond(
-    endpoint: Endpoint,
-    request: HttpRequest,
-    message: dict[str, Any],
-    context: RequestContext,
-    status_of: Callable[[dict[str, Any], str], int],
-    json_response: Callable[[Any, int], HttpResponse],
-) -> HttpResponseBase:
-    """Run the call in a worker; answer with JSON if it ends silently, else stream it."""
+def start(endpoint: Endpoint, message: dict[str, Any], context: RequestContext) -> Channel:
+    """Run the call in a worker; the transport reads what it produces from the channel."""
     channel = Channel(endpoint, context)
     context.channel = channel
+    if endpoint.settings.LOGGING:
+        client_logging.install(endpoint.settings.CLIENT_LOGGERS)
     _executor.submit(run_call, endpoint, message, context, channel)
-    keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
-    first = channel.next_event(keepalive)
-    if first is not None and first[0] == DONE:
-        answer = first[1]
-        if answer is None:
-            return empty_response(202)
-        return json_response(answer, status_of(answer, context.era))
-    stream: Iterator[bytes] | AsyncIterator[bytes]
-    if isinstance(request, ASGIRequest):
-        stream = async_events(channel, first, keepalive)
-    else:
-        stream = sync_events(channel, first, keepalive)
-    response = StreamingHttpResponse(stream, content_type="text/event-stream")
-    for name, value in SSE_HEADERS.items():
-        response[name] = value
-    return response
+    return channel
 
 
 def run_call(
@@ -252,7 +262,8 @@ def run_call(
     answer: dict[str, Any] | None = None
     close_old_connections()
     try:
-        answer = endpoint.handle(message, context)
+        with client_logging.sending_to(channel if endpoint.settings.LOGGING else None):
+            answer = endpoint.handle(message, context)
     except StreamClosed:
         logger.info("tool call %s cancelled: the client closed the stream", message.get("id"))
     except outages.ServiceUnavailable as exc:
@@ -269,14 +280,29 @@ def _frame(event: Event | None) -> tuple[bytes, bool]:
     """An event as bytes, and whether it ends the stream."""
     if event is None:
         return KEEPALIVE, False
-    kind, payload = event
+    kind, payload, event_id = event
+    if kind == CLOSE:
+        return b"", True
     if kind == DONE:
-        return (encode(payload) if payload is not None else b""), True
-    return encode(payload), False
+        return (sse_event(payload, event_id) if payload is not None else b""), True
+    return sse_event(payload, event_id), False
+
+
+def frames(
+    channel: Channel, first: Event | None, keepalive: float, *, asynchronous: bool
+) -> Iterator[bytes] | AsyncIterator[bytes]:
+    """The rest of the stream after ``first``: an async iterator under ASGI, so no server
+    buffers it and no thread is held while the call is silent."""
+    if asynchronous:
+        return async_events(channel, first, keepalive)
+    return sync_events(channel, first, keepalive)
 
 
 def sync_events(channel: Channel, first: Event | None, keepalive: float) -> Iterator[bytes]:
     try:
+        priming = channel.priming()
+        if priming:
+            yield priming
         data, done = _frame(first)
         yield data
         while not done:
@@ -285,7 +311,7 @@ def sync_events(channel: Channel, first: Event | None, keepalive: float) -> Iter
                 yield data
     finally:
         # Reached on the last event and when the server closes the iterator (client gone).
-        channel.close()
+        channel.release()
 
 
 async def async_events(
@@ -293,6 +319,9 @@ async def async_events(
 ) -> AsyncIterator[bytes]:
     wait = sync_to_async(channel.next_event, thread_sensitive=False)
     try:
+        priming = channel.priming()
+        if priming:
+            yield priming
         data, done = _frame(first)
         yield data
         while not done:
@@ -300,4 +329,76 @@ async def async_events(
             if data:
                 yield data
     finally:
-        channel.close()
+        channel.release()
+
+
+# -- resuming a stream (GET with Last-Event-ID) ------------------------------------------------
+
+
+def resume(
+    endpoint: Endpoint, session_id: str, last_event_id: str, *, asynchronous: bool
+) -> Iterator[bytes] | AsyncIterator[bytes]:
+    """The events after ``last_event_id``, then the rest of the stream until its answer.
+
+    Raises :class:`~mcp_endpoint.event_store.UnknownStream` when the id names no stream of
+    this session. Follows the stream through the cache, so any worker can serve it; it ends
+    with the answer, or when the stream has produced nothing for ``STREAM_RESUME_SECONDS``.
+    """
+    store = EventStore(endpoint)
+    stream_id, seq = store.locate(last_event_id, session_id)
+    keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
+    if asynchronous:
+        return async_replay(store, stream_id, seq, keepalive)
+    return sync_replay(store, stream_id, seq, keepalive)
+
+
+def _replayed(events: list[StoredEvent]) -> tuple[bytes, int | None, bool]:
+    data = b"".join(sse_event(e.message, e.event_id) for e in events if e.message is not None)
+    return data, (events[-1].seq if events else None), any(e.final for e in events)
+
+
+def sync_replay(store: EventStore, stream_id: str, seq: int, keepalive: float) -> Iterator[bytes]:
+    pause, quiet_since = POLL_FIRST, time.monotonic()
+    while True:
+        # Asked before the events are read, so a final event written in between is not lost.
+        alive = store.alive(stream_id)
+        data, last, final = _replayed(store.after(stream_id, seq))
+        if data:
+            yield data
+        if final:
+            return
+        if last is not None:
+            seq, pause, quiet_since = last, POLL_FIRST, time.monotonic()
+            continue
+        if not alive:
+            return
+        if time.monotonic() - quiet_since >= keepalive:
+            yield KEEPALIVE
+            quiet_since = time.monotonic()
+        time.sleep(pause)
+        pause = min(pause * 1.5, POLL_MAX)
+
+
+async def async_replay(
+    store: EventStore, stream_id: str, seq: int, keepalive: float
+) -> AsyncIterator[bytes]:
+    after = sync_to_async(store.after, thread_sensitive=False)
+    is_alive = sync_to_async(store.alive, thread_sensitive=False)
+    pause, quiet_since = POLL_FIRST, time.monotonic()
+    while True:
+        alive = await is_alive(stream_id)
+        data, last, final = _replayed(await after(stream_id, seq))
+        if data:
+            yield data
+        if final:
+            return
+        if last is not None:
+            seq, pause, quiet_since = last, POLL_FIRST, time.monotonic()
+            continue
+        if not alive:
+            return
+        if time.monotonic() - quiet_since >= keepalive:
+            yield KEEPALIVE
+            quiet_since = time.monotonic()
+        await asyncio.sleep(pause)
+        pause = min(pause * 1.5, POLL_MAX)

@@ -7,8 +7,6 @@ nothing of HTTP.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
 import logging
 import math
@@ -19,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.decorators import method_decorator
@@ -26,8 +25,11 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
 
-from mcp_endpoint import authentication, outages, sessions, streaming, throttling
+from mcp_endpoint import authentication, outages, sessions, streaming, subscriptions, throttling
+from mcp_endpoint.event_store import UnknownStream
+from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.headers import decode_header_value, param_header_mismatch
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.server import RequestContext, unsupported_version
 from mcp_endpoint.protocol.versions import (
@@ -38,7 +40,13 @@ from mcp_endpoint.protocol.versions import (
     era_of,
     is_legacy,
 )
-from mcp_endpoint.responses import empty_response, error_response, json_response
+from mcp_endpoint.responses import (
+    answer_response,
+    empty_response,
+    error_response,
+    event_stream_response,
+    json_response,
+)
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
@@ -46,17 +54,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_endpoint.transport")
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
-# JSON-RPC errors the modern revision answers with an HTTP status other than 200.
-MODERN_STATUS = {
-    jsonrpc.PARSE_ERROR: 400,
-    jsonrpc.INVALID_REQUEST: 400,
-    jsonrpc.INVALID_PARAMS: 400,
-    jsonrpc.HEADER_MISMATCH: 400,
-    jsonrpc.MISSING_CAPABILITY: 400,
-    jsonrpc.UNSUPPORTED_VERSION: 400,
-    jsonrpc.METHOD_NOT_FOUND: 404,
-}
-BASE64_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 # Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -111,6 +108,18 @@ class MCPView(View):
             return response
         if request.method == "DELETE" and self.endpoint.settings.SESSIONS:
             return self.delete_session(request)
+        if (
+            request.method == "GET"
+            and self.endpoint.settings.SESSIONS
+            and "HTTP_LAST_EVENT_ID" in request.META
+        ):
+            return self.resume_stream(request)
+        if (
+            request.method == "GET"
+            and self.endpoint.settings.SESSIONS
+            and (isinstance(request, ASGIRequest) or self.endpoint.settings.WSGI_GET_STREAMS)
+        ):
+            return self.session_stream(request)
         if request.method != "POST":
             return error_response(
                 405,
@@ -127,13 +136,7 @@ class MCPView(View):
         assert self.endpoint is not None
         exc.__cause__ = cause
         body = outages.error_body(self.request_id(request), exc, self.endpoint.settings)
-        return self.json_answer(body, 503)
-
-    def json_answer(self, answer: Any, status: int) -> HttpResponse:
-        """An answer as JSON; a 503 (an outage) says when to retry."""
-        assert self.endpoint is not None
-        headers = {"Retry-After": str(self.endpoint.settings.OUTAGE_RETRY_AFTER)}
-        return json_response(answer, status, headers if status == 503 else None)
+        return answer_response(body, LEGACY)  # 503 with Retry-After, in either era
 
     # -- the body, read once -----------------------------------------------------------
 
@@ -177,7 +180,56 @@ class MCPView(View):
         if refusal is not None:
             return refusal
         context = RequestContext(era=LEGACY, credential=credential, transport=request)
-        return sessions.end_session(self.endpoint, request, context)
+        try:
+            sessions.end(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        return empty_response(204)
+
+    def resume_stream(self, request: HttpRequest) -> HttpResponseBase:
+        """``GET`` with ``Last-Event-ID`` in a session: the rest of a streamed answer."""
+        assert self.endpoint is not None
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        try:
+            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+            stream = streaming.resume(
+                self.endpoint,
+                session.id,
+                request.META["HTTP_LAST_EVENT_ID"],
+                asynchronous=isinstance(request, ASGIRequest),
+            )
+        except (sessions.SessionRefused, UnknownStream) as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        return event_stream_response(stream)
+
+    def session_stream(self, request: HttpRequest) -> HttpResponseBase:
+        """``GET`` in a session: the stream of its resource updates."""
+        assert self.endpoint is not None
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        try:
+            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        limit = subscriptions.StreamLimit(self.endpoint, session.owner)
+        if not limit.acquire():
+            return error_response(
+                429,
+                jsonrpc.REQUEST_REFUSED,
+                f"Too Many Requests: at most {limit.limit} open streams per credential; "
+                "close one first",
+                {"limit": limit.limit},
+            )
+        if isinstance(request, ASGIRequest):
+            stream: Any = subscriptions.async_updates(self.endpoint, session.id, context, limit)
+        else:
+            stream = subscriptions.sync_updates(self.endpoint, session.id, context, limit)
+        return event_stream_response(stream)
 
     def authenticate(
         self, request: HttpRequest, request_id: jsonrpc.RequestId | None = None
@@ -327,8 +379,60 @@ class MCPView(View):
             problem = self.modern_headers_problem(request, message, header_version)
             if problem is not None:
                 return problem
+            if isinstance(message, dict) and message.get("method") == "subscriptions/listen":
+                return self.listen(request, message, context)
         elif self.endpoint.settings.SESSIONS:  # type: ignore[union-attr]
-            return sessions.respond_in_session(self, request, message, context)
+            return self.respond_in_session(request, message, context)
+        return self.respond(request, message, context)
+
+    def listen(
+        self, request: HttpRequest, message: dict[str, Any], context: RequestContext
+    ) -> HttpResponseBase:
+        """``subscriptions/listen`` (2026-07-28): a stream, once the protocol layer agrees."""
+        assert self.endpoint is not None
+        answer = self.endpoint.handle(message, context)
+        if answer is None or "result" not in answer:
+            return answer_response(answer, context.era)
+        asynchronous = isinstance(request, ASGIRequest)
+        limit = None
+        if asynchronous:  # under WSGI the stream is acknowledged and ended at once
+            limit = subscriptions.StreamLimit(self.endpoint, principal(context))
+            if not limit.acquire():
+                return error_response(
+                    429,
+                    jsonrpc.REQUEST_REFUSED,
+                    f"Too Many Requests: at most {limit.limit} open streams per credential",
+                    {"limit": limit.limit},
+                    jsonrpc.request_id_of(message),
+                )
+        stream = subscriptions.listen_stream(
+            self.endpoint, answer, context, asynchronous=asynchronous, limit=limit
+        )
+        return event_stream_response(stream)
+
+    def respond_in_session(
+        self, request: HttpRequest, message: Any, context: RequestContext
+    ) -> HttpResponseBase:
+        """A legacy message when sessions are on: ``initialize`` opens one, the rest use it."""
+        assert self.endpoint is not None
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            answer = self.endpoint.handle(message, context)
+            session = sessions.opened_by(self.endpoint, message, answer, context)
+            headers = {sessions.HEADER: session.id} if session is not None else None
+            return answer_response(answer, context.era, headers)
+        try:
+            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(
+                exc.status,
+                jsonrpc.INVALID_REQUEST,
+                exc.message,
+                request_id=jsonrpc.request_id_of(message),
+            )
+        if sessions.is_client_response(message):
+            # An answer to a request a streamed call sent; the call waits for it.
+            sessions.SessionStore(self.endpoint).store_reply(session, message)
+            return empty_response(202)
         return self.respond(request, message, context)
 
     def respond(
@@ -336,17 +440,24 @@ class MCPView(View):
     ) -> HttpResponseBase:
         """One message's answer: streamed (SSE) when it may be, plain JSON otherwise."""
         assert self.endpoint is not None
-        if streaming.wanted(self.endpoint, request, message, context):
-            return streaming.respond(
-                self.endpoint, request, message, context, self.status_of, self.json_answer
-            )
-        try:
-            answer = self.endpoint.handle(message, context)
-        except outages.ServiceUnavailable as exc:
-            answer = outages.error_body(jsonrpc.request_id_of(message), exc, self.endpoint.settings)
-        if answer is None:
-            return empty_response(202)
-        return self.json_answer(answer, self.status_of(answer, context.era))
+        if not streaming.wanted(self.endpoint, request, message, context):
+            try:
+                answer = self.endpoint.handle(message, context)
+            except outages.ServiceUnavailable as exc:
+                answer = outages.error_body(
+                    jsonrpc.request_id_of(message), exc, self.endpoint.settings
+                )
+            return answer_response(answer, context.era)
+        channel = streaming.start(self.endpoint, message, context)
+        keepalive: float = self.endpoint.settings.STREAM_KEEPALIVE_SECONDS
+        # A call that ends before saying anything is answered as plain JSON.
+        first = channel.next_event(keepalive)
+        if first is not None and first[0] == streaming.DONE:
+            return answer_response(first[1], context.era)
+        asynchronous = isinstance(request, ASGIRequest)
+        return event_stream_response(
+            streaming.frames(channel, first, keepalive, asynchronous=asynchronous)
+        )
 
     def answer_batch(
         self,
@@ -408,14 +519,20 @@ class MCPView(View):
                 transport=request,
             )
             if self.endpoint.settings.SESSIONS:
-                refusal = sessions.enter(self.endpoint, request, context, None)
-                if refusal is not None:
-                    return refusal
+                try:
+                    sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
+                except sessions.SessionRefused as exc:
+                    return error_response(
+                        exc.status,
+                        jsonrpc.INVALID_REQUEST,
+                        exc.message,
+                        request_id=jsonrpc.request_id_of(message),
+                    )
             try:
                 answer = self.endpoint.handle(message, context)
             except outages.ServiceUnavailable as exc:
                 body = outages.error_body(jsonrpc.request_id_of(message), exc, settings)
-                return self.json_answer(body, 503)
+                return answer_response(body, LEGACY)
             if answer is not None:
                 answers.append(answer)
         headers = {"Retry-After": str(retry_after(max(waits)))} if waits else None
@@ -424,19 +541,6 @@ class MCPView(View):
         # Every message refused: the batch as a whole was over the limit.
         status = 429 if len(waits) == len(batch) else 200
         return json_response(answers, status, headers)
-
-    def status_of(self, answer: dict[str, Any], era: str) -> int:
-        error = answer.get("error")
-        if error is None:
-            return 200
-        if outages.is_outage_error(answer):
-            return 503
-        code = error.get("code")
-        if code in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST):
-            return 400
-        if era == MODERN:
-            return MODERN_STATUS.get(code, 200)
-        return 200
 
     def modern_headers_problem(
         self, request: HttpRequest, message: Any, header_version: str | None
@@ -500,7 +604,25 @@ class MCPView(View):
                     {"header": name},
                     request_id,
                 )
-        return None
+        return self.param_headers_problem(request, method, params, request_id)
+
+    def param_headers_problem(
+        self, request: HttpRequest, method: str, params: Any, request_id: Any
+    ) -> HttpResponse | None:
+        """``Mcp-Param-*`` headers of a tool whose schema marks arguments ``x-mcp-header``."""
+        assert self.endpoint is not None
+        if method != "tools/call" or not isinstance(params, dict):
+            return None
+        tool = self.endpoint.tools.get(params.get("name"))  # type: ignore[arg-type]
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return None  # the protocol layer answers for an unknown tool or bad arguments
+        mismatch = param_header_mismatch(tool.input_schema, arguments, request.headers.get)
+        if mismatch is None:
+            return None
+        return error_response(
+            400, jsonrpc.HEADER_MISMATCH, mismatch.message, {"header": mismatch.header}, request_id
+        )
 
 
 def not_run(message: Any, budget: float) -> dict[str, Any]:
@@ -524,17 +646,6 @@ def declared_length(request: HttpRequest) -> int:
 def retry_after(wait: float) -> int:
     """Whole seconds for ``Retry-After``: at least 1, so a client never retries at once."""
     return max(1, math.ceil(wait))
-
-
-def decode_header_value(raw: str) -> str | None:
-    """A header value, with the ``=?base64?...?=`` form decoded; None when it is broken."""
-    found = BASE64_SENTINEL.match(raw)
-    if found is None:
-        return raw
-    try:
-        return base64.b64decode(found.group(1), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
 
 
 def is_loopback(address: str | None) -> bool:

@@ -16,7 +16,9 @@ import struct
 import time
 import wave
 import zlib
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from mcp_endpoint.context import Context
 from mcp_endpoint.endpoint import Endpoint
@@ -152,6 +154,27 @@ def tool_with_logging(context: Context) -> str:
     time.sleep(0.05)
     context.log("info", "Tool execution completed")
     return "Tool with logging executed successfully"
+
+
+@fixture.tool(
+    name="test_reconnection",
+    description="Closes its SSE stream mid-call; the client resumes it with Last-Event-ID",
+)
+def reconnection(context: Context) -> str:
+    context.close_stream()
+    # The answer comes after the client has gone, so it can only arrive by resumption.
+    time.sleep(0.2)
+    return "Reconnection test completed: the answer arrived on the resumed stream"
+
+
+@fixture.tool(
+    name="test_custom_header",
+    description="Echoes an argument the client also sends as the Mcp-Param-Region header",
+)
+def custom_header(
+    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+) -> str:
+    return f"Routed to region {region!r}"
 
 
 @fixture.tool(

@@ -241,6 +241,10 @@ MCP_ENDPOINT = {
     "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "1") == "1",
     "SESSION_IDLE_SECONDS": int(os.environ.get("DEMO_MCP_SESSION_IDLE_SECONDS", "600")),
     "SESSIONS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_SESSIONS_PER_CREDENTIAL", "8")),
+    # Clients may ask for log messages (logging/setLevel): the app's records and the
+    # tracker's own, sent on a streamed call's answer.
+    "LOGGING": True,
+    "CLIENT_LOGGERS": ["mcp_endpoint", "project.tracker"],
 }
 
 LOGGING = {
@@ -249,5 +253,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {
         "mcp_endpoint": {"handlers": ["console"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
+        "project.tracker": {"level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
     },
 }

@@ -423,6 +423,55 @@ def test_e014_duplicate_prompt(make_endpoint: MakeEndpoint) -> None:
     assert "'same_prompt'" in message.msg
 
 
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({"type": "string", "x-mcp-header": ""}, "non-empty header token"),
+        ({"type": "string", "x-mcp-header": "Bad Name"}, "non-empty header token"),
+        ({"type": "number", "x-mcp-header": "Ratio"}, "string, integer or boolean"),
+        ({"type": "object", "x-mcp-header": "Blob"}, "string, integer or boolean"),
+    ],
+)
+def test_e081_header_marks_clients_refuse(
+    make_endpoint: MakeEndpoint, prop: dict[str, Any], problem: str
+) -> None:
+    endpoint = make_endpoint()
+    schema = {"type": "object", "properties": {"a": prop}}
+    endpoint.add_tool(SchemaTool("marked", schema))
+    message = only(check_registries, "mcp_endpoint.E081")
+    assert "'marked'" in message.msg and problem in message.msg
+    assert message.hint
+
+
+def test_e081_same_header_twice_ignoring_case(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": "Region"},
+            "b": {
+                "type": "object",
+                "properties": {"c": {"type": "integer", "x-mcp-header": "region"}},
+            },
+        },
+    }
+    endpoint.add_tool(SchemaTool("twice", schema))
+    assert "used twice" in only(check_registries, "mcp_endpoint.E081").msg
+
+
+def test_e081_valid_marks_pass(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": "Region"},
+            "b": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+        },
+    }
+    endpoint.add_tool(SchemaTool("fine", schema))
+    assert messages(check_registries, "mcp_endpoint.E081") == []
+
+
 # -- sizes: W051, W052 -----------------------------------------------------------------------------
 
 
@@ -528,3 +577,29 @@ def test_first_use_builds_what_the_checks_left(make_endpoint: MakeEndpoint) -> N
         "inventory.devicetype",
         "inventory.site",
     ]
+
+
+def test_e082_a_template_following_a_model_needs_its_uris(make_endpoint: MakeEndpoint) -> None:
+    from project.tracker.models import Task
+
+    endpoint = make_endpoint()
+
+    @endpoint.resource("test://followed/{id}", follows=[Task])
+    def followed(id: str) -> str:
+        return id
+
+    message = only(check_registries, "mcp_endpoint.E082")
+    assert "'test://followed/{id}'" in message.msg and "tracker.Task" in message.msg
+    assert message.hint
+
+
+def test_e082_a_mapped_template_passes(make_endpoint: MakeEndpoint) -> None:
+    from project.tracker.models import Task
+
+    endpoint = make_endpoint()
+
+    @endpoint.resource("test://mapped/{id}", follows={Task: lambda task: {"id": task.pk}})
+    def mapped(id: str) -> str:
+        return id
+
+    assert messages(check_registries, "mcp_endpoint.E082") == []

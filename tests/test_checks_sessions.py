@@ -39,6 +39,7 @@ def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
         "REQUEST_STATE_TTL",
         "CLIENT_REQUEST_TIMEOUT",
         "STREAM_KEEPALIVE_SECONDS",
+        "STREAM_RESUME_SECONDS",
         "LOG_RETENTION_DAYS",
     ],
 )
@@ -89,3 +90,15 @@ def test_w009_not_raised_for_a_shared_cache_or_without_sessions(
     make_endpoint("-a", SESSIONS=True, CACHE="default")
     make_endpoint("-b", SESSIONS=False, CACHE="local")
     assert messages(CHECK, "mcp_endpoint.W009") == []
+
+
+@pytest.mark.parametrize("value", ["mcp_endpoint", ["mcp_endpoint", ""], [3], None])
+def test_e080_client_loggers_are_logger_names(make_endpoint: MakeEndpoint, value: Any) -> None:
+    if value is None:
+        make_endpoint(CLIENT_LOGGERS=["mcp_endpoint", "myapp.tools"])
+        assert messages(CHECK, "mcp_endpoint.E080") == []
+        return
+    make_endpoint(CLIENT_LOGGERS=value)
+    message = only(CHECK, "mcp_endpoint.E080")
+    assert "CLIENT_LOGGERS" in message.msg
+    assert message.hint

@@ -77,6 +77,20 @@ class Features:
     def page_size(self) -> int:
         return self._page_size
 
+    def subscriptions_available(self) -> bool:
+        return False
+
+    def subscribe(self, uri: str, context: RequestContext) -> None:
+        self.calls.append(("subscribe", {"uri": uri}, context))
+
+    def unsubscribe(self, uri: str, context: RequestContext) -> None:
+        self.calls.append(("unsubscribe", {"uri": uri}, context))
+
+    def listen_filter(
+        self, notifications: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        return {}
+
     def ttl_ms(self) -> int:
         return 1234
 
@@ -604,7 +618,12 @@ def test_modern_cache_scope_is_private_for_a_credential(method: str) -> None:
 def test_modern_discover(server: Server) -> None:
     result = result_of(call(server, "server/discover", {"_meta": meta()}, modern()))
     assert result["supportedVersions"] == list(ALL_VERSIONS)
-    assert result["capabilities"] == {"tools": {"listChanged": False}, "completions": {}}
+    # Resource subscriptions travel on subscriptions/listen streams in this revision.
+    assert result["capabilities"] == {
+        "tools": {"listChanged": False},
+        "completions": {},
+        "resources": {"subscribe": True},
+    }
     assert result["instructions"] == "Be brief."
     # The identity travels in _meta, not inline.
     assert "serverInfo" not in result

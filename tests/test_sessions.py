@@ -239,12 +239,16 @@ def test_a_batch_needs_the_session_too(rpc: MCPClient) -> None:
 
 
 def next_event(stream: Iterator[bytes]) -> dict[str, Any]:
-    chunk = b""
-    while b"\n\n" not in chunk:
-        chunk += next(stream)
-    data = [line[5:].strip() for line in chunk.decode().splitlines() if line.startswith("data:")]
-    result: dict[str, Any] = json.loads("".join(data))
-    return result
+    """The next message of a stream; the priming event (an id, empty data) is skipped."""
+    while True:
+        chunk = b""
+        while b"\n\n" not in chunk:
+            chunk += next(stream)
+        lines = chunk.decode().splitlines()
+        data = "".join(line[5:].strip() for line in lines if line.startswith("data:"))
+        if data:
+            result: dict[str, Any] = json.loads(data)
+            return result
 
 
 @pytest.mark.django_db(transaction=True)

@@ -42,11 +42,12 @@ def _private_cache(settings: Any) -> None:
 
 
 def parse_events(raw: bytes) -> list[dict[str, Any]]:
-    """The JSON messages of an SSE body (``data:`` lines; comments and blanks skipped)."""
+    """The JSON messages of an SSE body (``data:`` lines; comments, blanks and the priming
+    event of a resumable stream, which has an id and empty data, skipped)."""
     events = []
     for block in raw.decode().split("\n\n"):
         data = [line[5:].strip() for line in block.splitlines() if line.startswith("data:")]
-        if data:
+        if "".join(data):
             events.append(json.loads("\n".join(data)))
     return events
 
@@ -249,8 +250,8 @@ def test_product_tool_call_is_plain_json_with_sse_accepted(
     response = rpc.request(
         "tools/call",
         {
-            "name": "summarize_project",
-            "arguments": {"project_id": project.pk},
+            "name": "get_project",
+            "arguments": {"id": project.pk},
             "_meta": {"progressToken": "x"},
         },
         {"Accept": SSE},
@@ -406,12 +407,15 @@ def test_live_legacy_session_asks_the_client_during_the_call(live: LiveServer) -
     assert call.getheader("Content-Type") == "text/event-stream"
 
     def next_event() -> dict[str, Any]:
-        block = b""
-        while not block.endswith(b"\n\n"):
-            line = call.readline()
-            assert line, "the stream ended early"
-            block += line
-        [event] = parse_events(block)
+        events: list[dict[str, Any]] = []
+        while not events:  # a priming event (no data) is not a message
+            block = b""
+            while not block.endswith(b"\n\n"):
+                line = call.readline()
+                assert line, "the stream ended early"
+                block += line
+            events = parse_events(block)
+        [event] = events
         return event
 
     question = next_event()

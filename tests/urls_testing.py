@@ -76,6 +76,16 @@ def echo_typed(
 
 
 @test_endpoint.tool(scopes=["read"])
+def route_by_header(
+    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+    shard: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Shard"})] = 0,
+    dry_run: Annotated[bool, Field(json_schema_extra={"x-mcp-header": "Dry-Run"})] = False,
+) -> str:
+    """Arguments a client repeats in Mcp-Param-* headers."""
+    return f"region={region} shard={shard} dry_run={dry_run}"
+
+
+@test_endpoint.tool(scopes=["read"])
 def no_arguments() -> str:
     """A tool without arguments."""
     return "nothing needed"

@@ -73,6 +73,16 @@ class Features(Protocol):
 
     def page_size(self) -> int: ...
 
+    def subscriptions_available(self) -> bool: ...
+
+    def subscribe(self, uri: str, context: RequestContext) -> None: ...
+
+    def unsubscribe(self, uri: str, context: RequestContext) -> None: ...
+
+    def listen_filter(
+        self, notifications: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]: ...
+
     def ttl_ms(self) -> int: ...
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]: ...
@@ -273,9 +283,13 @@ def decode_cursor(cursor: object, total: int) -> int:
 def _initialize(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
     version = negotiate_legacy(params.get("protocolVersion"), server.features.supported_versions())
     context.protocol_version = version
+    capabilities = server.features.capabilities()
+    if server.features.subscriptions_available():
+        # Legacy only: the 2026-07-28 revision subscribes through subscriptions/listen.
+        capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
     body: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": server.features.capabilities(),
+        "capabilities": capabilities,
         "serverInfo": server.features.server_info(),
     }
     instructions = server.features.instructions()
@@ -311,7 +325,11 @@ def _discover(server: Server, params: dict[str, Any], context: RequestContext) -
         "supportedVersions": list(server.features.supported_versions()),
         "capabilities": server.features.capabilities(),
     }
-    if not context.modern:
+    if context.modern:
+        # Subscriptions to resources travel on subscriptions/listen streams in this revision.
+        capabilities = body["capabilities"]
+        capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
+    else:
         # The modern answer carries the identity in _meta; a legacy-shaped call gets it inline.
         body["serverInfo"] = server.features.server_info()
     instructions = server.features.instructions()
@@ -367,6 +385,45 @@ def _resources_read(
     return server.features.read_resource(uri, context)
 
 
+def _resource_uri(params: dict[str, Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise ProtocolError(jsonrpc.INVALID_PARAMS, 'Invalid params: "uri" must be a string')
+    return uri
+
+
+def _subscribe(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    server.features.subscribe(_resource_uri(params), context)
+    return {}
+
+
+def _unsubscribe(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    server.features.unsubscribe(_resource_uri(params), context)
+    return {}
+
+
+def _listen(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+    """``subscriptions/listen``: which of the requested notifications will be sent.
+
+    The transport answers with a stream that starts with the acknowledgement of this
+    filter; the result itself ends the stream.
+    """
+    if not context.modern:
+        raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: subscriptions/listen")
+    notifications = params.get("notifications")
+    if not isinstance(notifications, dict):
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS, 'Invalid params: "notifications" must be an object'
+        )
+    uris = notifications.get("resourceSubscriptions", [])
+    if not isinstance(uris, list) or not all(isinstance(u, str) and u for u in uris):
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS,
+            'Invalid params: "resourceSubscriptions" must be a list of URIs',
+        )
+    return {"notifications": server.features.listen_filter(notifications, context)}
+
+
 def _prompts_list(
     server: Server, params: dict[str, Any], context: RequestContext
 ) -> dict[str, Any]:
@@ -413,6 +470,9 @@ METHODS: dict[str, Handler] = {
     "resources/list": _resources_list,
     "resources/templates/list": _resource_templates_list,
     "resources/read": _resources_read,
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
+    "subscriptions/listen": _listen,
     "prompts/list": _prompts_list,
     "prompts/get": _prompts_get,
     "completion/complete": _complete,

@@ -1,0 +1,133 @@
+"""``logging/setLevel`` on the product's ``/mcp``, and the host's log records sent to clients.
+
+A legacy session remembers the level its client chose; a streamed tool call then carries
+``notifications/message`` for the records the host's loggers (``CLIENT_LOGGERS``) emit while
+the call runs, at or above that level, and for no other call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from project.tracker.models import Project, Task
+from tests.conftest import MCPClient
+from tests.test_sessions import LEGACY, SSE, in_session, initialize
+from tests.test_streaming import parse_events
+
+# Streamed calls run on another thread, which must see the rows the test made.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(settings: Any) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"mcp-endpoint-tests-{__name__}",
+        }
+    }
+
+
+@pytest.fixture
+def sessions_on(settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+
+
+@pytest.fixture
+def rpc(mcp_client: Callable[..., MCPClient], alice_key: str) -> MCPClient:
+    return mcp_client(alice_key)
+
+
+@pytest.fixture
+def late_project(project: Project) -> Project:
+    Task.objects.create(project=project, title="Late", due=date.today() - timedelta(days=3))
+    return project
+
+
+def summarize(rpc: MCPClient, session_id: str, project: Project) -> list[dict[str, Any]]:
+    response = rpc.request(
+        "tools/call",
+        {"name": "summarize_project", "arguments": {"project_id": project.pk}},
+        headers=in_session(session_id, Accept=SSE),
+    )
+    assert response.status_code == 200
+    if response["Content-Type"] == "application/json":
+        # A call that sent nothing before its result is answered as plain JSON.
+        assert response.json()["result"]["isError"] is False
+        return []
+    assert response["Content-Type"] == "text/event-stream"
+    events = parse_events(b"".join(response.streaming_content))
+    assert events[-1]["result"]["isError"] is False
+    return [e["params"] for e in events[:-1] if e.get("method") == "notifications/message"]
+
+
+def test_product_endpoint_announces_logging(rpc: MCPClient) -> None:
+    result = rpc.result("initialize", {"protocolVersion": LEGACY, "capabilities": {}})
+    assert result["capabilities"]["logging"] == {}
+
+
+def test_set_level_without_sessions_answers_empty(rpc: MCPClient) -> None:
+    assert rpc.result("logging/setLevel", {"level": "error"}) == {}
+
+
+@pytest.mark.parametrize("level", ["loud", None, 3])
+def test_set_level_refuses_unknown_levels(rpc: MCPClient, sessions_on: None, level: Any) -> None:
+    session_id = initialize(rpc)
+    params = {} if level is None else {"level": level}
+    response = rpc.request("logging/setLevel", params, headers=in_session(session_id))
+    assert response.status_code == 200
+    assert response.json()["error"]["code"] == -32602
+    # Nothing was stored: the session's level is still the default (info).
+    from mcp_endpoint import site
+    from mcp_endpoint.sessions import SessionStore
+
+    store = SessionStore(site)
+    stored = store.cache.get(store.key(session_id))
+    assert stored["log_level"] is None
+
+
+def test_records_reach_the_client_at_the_session_level(
+    rpc: MCPClient, sessions_on: None, late_project: Project
+) -> None:
+    session_id = initialize(rpc)
+    # The default legacy level is info: both records arrive, named by their logger.
+    messages = summarize(rpc, session_id, late_project)
+    assert [(m["level"], m["logger"]) for m in messages] == [
+        ("warning", "project.tracker.mcp"),
+        ("info", "project.tracker.mcp"),
+    ]
+    assert messages[0]["data"] == f"project {late_project.pk} has 1 overdue task(s)"
+
+    response = rpc.request("logging/setLevel", {"level": "warning"}, headers=in_session(session_id))
+    assert response.json()["result"] == {}
+    assert [m["level"] for m in summarize(rpc, session_id, late_project)] == ["warning"]
+
+    # Another session of the same credential keeps its own level.
+    other = initialize(rpc)
+    assert [m["level"] for m in summarize(rpc, other, late_project)] == ["warning", "info"]
+
+
+def test_records_outside_a_call_go_nowhere(
+    rpc: MCPClient, sessions_on: None, project: Project
+) -> None:
+    session_id = initialize(rpc)
+    # Emitted by this thread, outside any call: no channel is current, nothing is sent.
+    logging.getLogger("project.tracker.mcp").warning("not part of any call")
+    assert [m["data"] for m in summarize(rpc, session_id, project)] == [
+        f"summarised project {project.pk} for alice"
+    ]
+
+
+def test_loggers_not_named_are_not_sent(
+    rpc: MCPClient, sessions_on: None, settings: Any, late_project: Project
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "CLIENT_LOGGERS": ["mcp_endpoint"]}
+    session_id = initialize(rpc)
+    # The handler may already sit on project.tracker from an earlier test in this process;
+    # the records still must not reach the client when the setting does not name it.
+    assert summarize(rpc, session_id, late_project) == []
