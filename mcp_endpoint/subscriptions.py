@@ -39,6 +39,7 @@ from django.conf import settings as django_settings
 from django.core.cache import caches
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
+from django.utils.module_loading import import_string
 
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
@@ -105,10 +106,24 @@ def redis_url(endpoint: Endpoint) -> str | None:
     if url:
         return url
     cache = django_settings.CACHES.get(endpoint.settings.CACHE, {})
-    if cache.get("BACKEND") == REDIS_CACHE:
-        location = cache.get("LOCATION")
-        return location[0] if isinstance(location, list | tuple) else location
-    return None
+    if not is_redis_cache(cache.get("BACKEND")):
+        return None
+    location = cache.get("LOCATION")
+    if isinstance(location, list | tuple):
+        location = location[0] if location else None
+    return location if isinstance(location, str) else None
+
+
+def is_redis_cache(backend: Any) -> bool:
+    """Whether a cache backend is Django's Redis cache or a subclass of it (such as
+    :class:`mcp_endpoint.redis_cache.RedisCache`)."""
+    if not isinstance(backend, str):
+        return False
+    try:
+        cls = import_string(backend)
+    except ImportError:
+        return False
+    return isinstance(cls, type) and issubclass(cls, import_string(REDIS_CACHE))
 
 
 class Hub:

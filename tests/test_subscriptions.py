@@ -455,3 +455,23 @@ def test_a_modern_listen_stream_hears_of_a_rest_change(deployment: Deployment) -
     assert heard["method"] == "notifications/resources/updated"
     assert heard["params"]["uri"] == uri
     assert heard["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+
+
+@pytest.mark.parametrize(
+    ("backend", "expected"),
+    [
+        ("django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/5"),
+        ("mcp_endpoint.redis_cache.RedisCache", "redis://127.0.0.1:6379/5"),
+        ("django.core.cache.backends.locmem.LocMemCache", None),
+    ],
+)
+def test_updates_travel_through_the_redis_of_any_redis_cache(
+    settings: Any, backend: str, expected: str | None
+) -> None:
+    # The demo's cache is a subclass of Django's Redis cache: its Redis carries the updates
+    # too, or two processes would never hear of each other's changes.
+    settings.CACHES = {
+        **settings.CACHES,
+        site.settings.CACHE: {"BACKEND": backend, "LOCATION": "redis://127.0.0.1:6379/5"},
+    }
+    assert subscriptions.redis_url(site) == expected
