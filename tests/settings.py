@@ -13,3 +13,8 @@ ROOT_URLCONF = "tests.urls"
 # live servers run the demo's own settings, where WhiteNoise serves what collectstatic made.
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
+
+# Streamed calls write from worker threads while the test's own transaction is still open
+# on the shared test database: with IMMEDIATE that transaction holds SQLite's write lock
+# and the workers would wait for it. The demo's live servers keep IMMEDIATE.
+DATABASES["default"].get("OPTIONS", {}).pop("transaction_mode", None)  # noqa: F405
