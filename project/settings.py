@@ -8,6 +8,9 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY`` (``check --deploy`` refuses the demo's own),
   ``DJANGO_ALLOWED_HOSTS``.
 - ``STATIC_ROOT``: where ``collectstatic`` puts the files WhiteNoise serves.
+- ``DEMO_CONN_MAX_AGE``: seconds a worker keeps its database connection (60 by default);
+  ``project.asgi`` sets 0, since under ASGI each request may run on a thread of its own and
+  persistent connections pile up to one per thread.
 - ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
   default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
@@ -89,6 +92,24 @@ WSGI_APPLICATION = "project.wsgi.application"
 ASGI_APPLICATION = "project.asgi.application"
 
 
+CONN_MAX_AGE = int(os.environ.get("DEMO_CONN_MAX_AGE", "60"))
+
+
+def _sqlite_options() -> dict[str, object]:
+    # Several worker processes write (the tool-call log, the demo's tasks). A busy
+    # timeout makes a writer wait for the lock instead of failing at once. Django 5.1
+    # added init_command and transaction_mode for SQLite: WAL lets readers go on while
+    # one writes, and IMMEDIATE takes the write lock when a transaction begins, so two
+    # transactions that both read and then write cannot deadlock (SQLite would fail one
+    # with "database is locked" without waiting). 4.2 keeps SQLite's journal and
+    # deferred transactions.
+    options: dict[str, object] = {"timeout": 20}
+    if django.VERSION >= (5, 1):
+        options["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+        options["transaction_mode"] = "IMMEDIATE"
+    return options
+
+
 def _database_from_url(url: str) -> dict[str, object]:
     parts = urlparse(url)
     if parts.scheme not in {"postgres", "postgresql"}:
@@ -100,7 +121,7 @@ def _database_from_url(url: str) -> dict[str, object]:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": parts.hostname or "",
         "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": 60,
+        "CONN_MAX_AGE": CONN_MAX_AGE,
     }
 
 
@@ -111,15 +132,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
-            "CONN_MAX_AGE": 60,
-            # Several worker processes write (the tool-call log, the demo's tasks): WAL
-            # lets readers go on while one writes, and commits need no full sync. Django
-            # 5.1 added init_command for SQLite; 4.2 runs with SQLite's defaults.
-            "OPTIONS": (
-                {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
-                if django.VERSION >= (5, 1)
-                else {}
-            ),
+            "CONN_MAX_AGE": CONN_MAX_AGE,
+            "OPTIONS": _sqlite_options(),
         }
     }
 

@@ -21,3 +21,8 @@ WHITENOISE_USE_FINDERS = True
 # The demo turns sessions and delete confirmation on; the suite starts from the library's
 # defaults, and the tests of those features turn them on themselves.
 MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": False}
+
+# Streamed calls write from worker threads while the test's own transaction is still open
+# on the shared test database: with IMMEDIATE that transaction holds SQLite's write lock
+# and the workers would wait for it. The demo's live servers keep IMMEDIATE.
+DATABASES["default"].get("OPTIONS", {}).pop("transaction_mode", None)  # noqa: F405

@@ -1,0 +1,298 @@
+"""The demo host under concurrent load, through real server processes on loopback.
+
+- SQLite, gunicorn with 2 workers: concurrent writes wait for the lock instead of failing.
+- PostgreSQL, uvicorn with 4 workers, a role limited to 30 connections: ASGI requests do not
+  pile up persistent connections.
+- PostgreSQL and Redis, gunicorn with 4 workers: thousands of mixed MCP and REST requests
+  with one API key, no errors, every successful create stored, the shared limit held.
+
+The clients are threads in the test process; every request is bounded by a timeout and
+every test by its request count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from tests.live_server import LiveServer, UvicornServer, manage
+
+pytestmark = pytest.mark.e2e
+
+# A status the client never gets from HTTP: the request failed in transport (refused,
+# reset, timed out).
+TRANSPORT_ERROR = 0
+
+
+def require(variable: str, reason: str) -> str:
+    """The environment variable's value; skip without it, or fail when CI is set."""
+    value = os.environ.get(variable, "")
+    if not value:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {reason}")
+        pytest.skip(reason)
+    return value
+
+
+@dataclass
+class Host:
+    """A live server, one user with a project of their own, and that user's API key."""
+
+    server: LiveServer
+    key: str
+    project: int
+
+    @classmethod
+    def on(cls, server: LiveServer) -> Host:
+        name = f"load{secrets.token_hex(4)}"
+        out = manage(
+            server.env,
+            "shell",
+            "-c",
+            "from django.contrib.auth import get_user_model\n"
+            "from mcp_endpoint.models import APIKey\n"
+            "from project.tracker.models import Project\n"
+            f"user = get_user_model().objects.create_user({name!r}, password='pw-load-12345')\n"
+            f"project = Project.objects.create(name={name!r}, owner=user)\n"
+            "key = APIKey.objects.create_key(user=user, scopes='read write')[1]\n"
+            "print(project.pk, key)\n",
+        )
+        project, key = out.strip().splitlines()[-1].split()
+        return cls(server, key, int(project))
+
+    def tasks(self) -> int:
+        out = manage(
+            self.server.env,
+            "shell",
+            "-c",
+            "from project.tracker.models import Task\n"
+            f"print(Task.objects.filter(project_id={self.project}).count())\n",
+        )
+        return int(out.strip().splitlines()[-1])
+
+    def send(self, path: str, body: Any = None) -> tuple[int, Any]:
+        """GET ``path``, or POST ``body`` as JSON; the status and the decoded answer."""
+        headers = {"Authorization": f"Bearer {self.key}", "Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+            if path == "/mcp":
+                headers["Accept"] = "application/json, text/event-stream"
+        request = urllib.request.Request(self.server.url(path), data=data, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, decode(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, decode(exc.read())
+        except OSError as exc:
+            return TRANSPORT_ERROR, repr(exc)
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[int, Any]:
+        message = {
+            "jsonrpc": "2.0",
+            "id": secrets.token_hex(4),
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        return self.send("/mcp", message)
+
+
+def decode(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return raw.decode(errors="replace")
+
+
+def tool_succeeded(status: int, answer: Any) -> bool:
+    return (
+        status == 200
+        and isinstance(answer, dict)
+        and "result" in answer
+        and not answer["result"].get("isError")
+    )
+
+
+def run_all(clients: int, count: int, one: Any) -> list[Any]:
+    """``one(index)`` for ``range(count)`` on ``clients`` threads, started together."""
+    start = threading.Barrier(clients)
+
+    def first(index: int) -> Any:
+        if index < clients:
+            start.wait(timeout=60)
+        return one(index)
+
+    with ThreadPoolExecutor(clients) as pool:
+        return list(pool.map(first, range(count)))
+
+
+# -- SQLite: concurrent writes wait for the lock -----------------------------------------------
+
+
+def test_concurrent_creates_on_sqlite_all_succeed(tmp_path: Path) -> None:
+    # SQLite whatever the run: DATABASE_URL emptied, the server's file in tmp_path.
+    env = {"DATABASE_URL": "", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    with LiveServer(tmp_path, workers=2, env=env) as server:
+        host = Host.on(server)
+        answers = run_all(
+            40, 40, lambda i: host.call("create_task", {"project": host.project, "title": f"T{i}"})
+        )
+        assert [tool_succeeded(*a) for a in answers] == [True] * 40, answers
+        assert not any("locked" in json.dumps(a[1]) for a in answers)
+        ids = {a[1]["result"]["structuredContent"]["id"] for a in answers}
+        assert len(ids) == 40
+        assert host.tasks() == 40
+        assert "database is locked" not in server.log_path.read_text(errors="replace")
+
+
+# -- PostgreSQL under ASGI: connections are not held per thread ----------------------------------
+
+
+@pytest.fixture
+def limited_database_url() -> Iterator[str]:
+    """A database owned by a fresh role that may hold at most 30 connections; both dropped
+    afterwards."""
+    url = require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
+    import psycopg
+    from psycopg import sql
+
+    role = f"mcp_limited_{secrets.token_hex(4)}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            sql.SQL("CREATE ROLE {} LOGIN CREATEDB CONNECTION LIMIT 30").format(
+                sql.Identifier(role)
+            )
+        )
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                sql.Identifier(role), sql.Identifier(role)
+            )
+        )
+    parts = urlsplit(url)
+    netloc = f"{role}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    try:
+        yield urlunsplit(parts._replace(netloc=netloc, path=f"/{role}"))
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            # The live server's own database, created by the role, is dropped at its stop;
+            # anything left behind by a failed start goes with the role's other objects.
+            leftovers = admin.execute(
+                "SELECT datname FROM pg_database d JOIN pg_roles r ON d.datdba = r.oid"
+                " WHERE r.rolname = %s",
+                (role,),
+            ).fetchall()
+            for (name,) in leftovers:
+                admin.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="With CONN_MAX_AGE=0 the REST views close their connections under ASGI, but "
+    "requests to /mcp still leave some open (10 to 15 per 200 over 4 workers), so the "
+    "role runs out of connections",
+)
+def test_uvicorn_stays_within_a_30_connection_limit(
+    tmp_path: Path, limited_database_url: str
+) -> None:
+    env = {"DATABASE_URL": limited_database_url}
+    with UvicornServer(tmp_path, workers=4, env=env) as server:
+        host = Host.on(server)
+
+        def one(index: int) -> tuple[int, Any]:
+            kind = index % 4
+            if kind == 0:
+                return host.call("create_task", {"project": host.project, "title": f"A{index}"})
+            if kind == 1:
+                return host.call("list_tasks", {})
+            if kind == 2:
+                return host.send("/api/tasks/")
+            return host.send("/api/projects/")
+
+        answers = run_all(16, 400, one)
+        assert Counter(status for status, _ in answers) == Counter({200: 400}), [
+            a for a in answers if a[0] != 200
+        ][:5]
+        assert all(tool_succeeded(*a) for a in answers[0::4] + answers[1::4])
+        assert host.tasks() == 100
+
+
+# -- The load test: PostgreSQL, Redis, gunicorn with 4 workers --------------------------------
+
+WORKERS = 4
+CLIENTS = 16
+REQUESTS = 5000
+# The user's budget of work (tool calls and REST requests) per day: 4,000 of the 5,000
+# requests are work, so the last thousand or so meet the limit.
+USER_RATE = 3000
+
+
+def test_mixed_mcp_and_rest_load(tmp_path: Path) -> None:
+    require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
+    require("REDIS_URL", "needs REDIS_URL: the shared limit needs an atomic shared cache")
+    env = {
+        "CACHE_KEY_PREFIX": f"mcp_load_{secrets.token_hex(4)}",
+        "DEMO_USER_THROTTLE": f"{USER_RATE}/day",
+        # Only the work is limited here: tools/list goes through at any pace.
+        "DEMO_PROTOCOL_RATE": "1000000/minute",
+    }
+    with LiveServer(tmp_path, workers=WORKERS, env=env) as server:
+        host = Host.on(server)
+        tools_list = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+        def one(index: int) -> tuple[str, int, Any]:
+            kind = ("create", "list", "tools_list", "get", "post")[index % 5]
+            if kind == "create":
+                title = f"M{index}"
+                status, answer = host.call("create_task", {"project": host.project, "title": title})
+            elif kind == "list":
+                status, answer = host.call("list_tasks", {})
+            elif kind == "tools_list":
+                status, answer = host.send("/mcp", tools_list)
+            elif kind == "get":
+                status, answer = host.send(f"/api/tasks/?project={host.project}")
+            else:
+                body = {"project": host.project, "title": f"R{index}"}
+                status, answer = host.send("/api/tasks/", body)
+            return kind, status, answer
+
+        day = int(time.time() // 86400)
+        results = run_all(CLIENTS, REQUESTS, one)
+        windows = int(time.time() // 86400) - day + 1  # the count starts again at midnight UTC
+        stored = host.tasks()
+
+    errors = [r for r in results if r[1] == TRANSPORT_ERROR or r[1] >= 500]
+    assert errors == [], errors[:5]
+    statuses = Counter((kind, status) for kind, status, _ in results)
+    expected_ok = {"create": 200, "list": 200, "tools_list": 200, "get": 200, "post": 201}
+    for kind, status in statuses:
+        assert status in {expected_ok[kind], 429}, (kind, status, statuses)
+    # tools/list is a protocol message: it never spends the user's budget.
+    assert statuses[("tools_list", 429)] == 0
+    # Successful tool calls are results without isError; throttled ones are HTTP 429.
+    for kind, status, answer in results:
+        if kind in {"create", "list"} and status == 200:
+            assert tool_succeeded(status, answer), answer
+    created = statuses[("create", 200)] + statuses[("post", 201)]
+    assert stored == created
+    served = sum(
+        n for (kind, status), n in statuses.items() if kind != "tools_list" and status != 429
+    )
+    assert USER_RATE <= served <= windows * USER_RATE + WORKERS, statuses
