@@ -258,6 +258,7 @@ HOSTILE: list[Hostile] = [
         200,
         -32601,
         body=rpc("logging/setLevel", {"level": "debug"}),
+        settings={"LOGGING": False},
     ),
     Hostile(
         "call_without_name", "tools/call with no name", 200, -32602, body=rpc("tools/call", {})

@@ -24,7 +24,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from django.db import transaction
+from django.core.signals import request_finished
+from django.db import close_old_connections, transaction
 from django.test import RequestFactory
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -223,6 +224,17 @@ def open_stream(client: Any, key: str, session_id: str) -> Any:
     return client.get("/mcp", headers={**headers, **in_session(session_id)})
 
 
+def end_stream(response: Any) -> None:
+    """Close a stream the test client returned, as the client itself closes one it read to
+    the end: the request's end must not close the test's database connection, which a test
+    transaction on PostgreSQL would lose (autocommit is off in it, so Django closes it)."""
+    request_finished.disconnect(close_old_connections)
+    try:
+        end_stream(response)
+    finally:
+        request_finished.connect(close_old_connections)
+
+
 def test_a_wsgi_stream_when_accepted_carries_subscribed_updates(
     client: Any, rpc: MCPClient, wsgi_streams: None, project: Project, carol: Any
 ) -> None:
@@ -253,10 +265,10 @@ def test_open_streams_per_credential_are_capped(
     assert second.status_code == 429
     assert second.json()["error"]["code"] == -32000
     assert second.json()["error"]["data"] == {"limit": 1}
-    first.close()  # the stream ends: its place is free again
+    end_stream(first)  # the stream ends: its place is free again
     third = open_stream(client, rpc.key or "", session_id)
     assert third.status_code == 200
-    third.close()
+    end_stream(third)
 
 
 def test_a_stream_needs_a_live_session(client: Any, rpc: MCPClient, wsgi_streams: None) -> None:
