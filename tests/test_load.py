@@ -204,10 +204,10 @@ def limited_database_url() -> Iterator[str]:
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,
     reason="With CONN_MAX_AGE=0 the REST views close their connections under ASGI, but "
     "requests to /mcp still leave some open (10 to 15 per 200 over 4 workers), so the "
-    "role runs out of connections",
+    "role runs out of connections in most runs (an open defect; some runs pass)",
 )
 def test_uvicorn_stays_within_a_30_connection_limit(
     tmp_path: Path, limited_database_url: str

@@ -230,7 +230,7 @@ def end_stream(response: Any) -> None:
     transaction on PostgreSQL would lose (autocommit is off in it, so Django closes it)."""
     request_finished.disconnect(close_old_connections)
     try:
-        end_stream(response)
+        response.close()
     finally:
         request_finished.connect(close_old_connections)
 
@@ -252,7 +252,7 @@ def test_a_wsgi_stream_when_accepted_carries_subscribed_updates(
         "method": "notifications/resources/updated",
         "params": {"uri": board(project)},
     }
-    response.close()
+    end_stream(response)
 
 
 def test_open_streams_per_credential_are_capped(
