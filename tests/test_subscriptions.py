@@ -255,6 +255,7 @@ def test_a_wsgi_stream_when_accepted_carries_subscribed_updates(
     end_stream(response)
 
 
+@pytest.mark.django_db(transaction=True)
 def test_open_streams_per_credential_are_capped(
     client: Any, rpc: MCPClient, wsgi_streams: None
 ) -> None:
