@@ -1,22 +1,33 @@
-"""Throughput of the MCP endpoint against the host's own views, measured in one run.
+"""Throughput of the MCP endpoint against the host's own views, measured side by side.
 
     .venv/bin/python benchmarks/run.py [--duration 2] [--rounds 4] [--connections 8]
+                                       [--only wsgi,demo,...] [--memory-requests 100000]
 
-Starts the demo host under gunicorn (2 sync workers, 127.0.0.1, a free port) with the
-benchmark settings (``benchmarks.settings``: the host's URLs plus bench-only endpoints, no
-throttles), on a fresh SQLite database in a temporary folder, migrated, seeded and given an
-API key for alice. ``DATABASE_URL`` and ``REDIS_URL``, when set, are used instead (the
-database is migrated and seeded, which is idempotent, and the key is revoked at the end).
+Each *setup* starts its own servers on 127.0.0.1 (free ports) and runs its comparisons:
 
-Each answer is checked once before it is timed. Each comparison is a group of targets driven
-by ``wrk`` with fixed threads and connections; the targets of a group run one after the
+- ``wsgi``: gunicorn, 2 sync workers, ``benchmarks.settings`` (the host's URLs plus
+  bench-only endpoints, no throttles, no call log, no key cache);
+- ``keycache``: the same with the opt-in cache of validated API keys on;
+- ``demo``: gunicorn, 2 workers, the demo host as configured (``project.settings``: the
+  atomic REST throttle, the protocol limit and the call log on; the rates raised so a load
+  generator is counted but not refused);
+- ``asgi``: uvicorn, 2 workers, ``benchmarks.settings``;
+- ``sdk``: ours under gunicorn with 1 worker, with an API key, against the official Python
+  SDK's stateless JSON server (``benchmarks/sdk_server.py``) under uvicorn with 1 worker;
+- ``memory``: gunicorn, 2 workers: each worker's RSS after a warm-up, and after
+  ``--memory-requests`` mixed requests (MCP and REST).
+
+The database is a fresh SQLite file in a temporary folder and the cache a file cache, or
+``DATABASE_URL`` / ``REDIS_URL`` when set (migrated and seeded, which is idempotent; the
+bench's key is revoked at the end).
+
+Each answer is checked once before it is timed. The targets of a group run one after the
 other, the order flipping every round (A B, then B A), and each round gives one ratio. The
-table shows the median rates and the median of the per-round ratios, which is what the
-targets are judged on, and beside it the same ratio computed from the CPU time the gunicorn
-processes spent per request, which a busy machine disturbs much less (it leaves out time
-spent waiting, on fsync for instance, and the database server's own CPU). Every wrk run is
-bounded by ``--duration``; the whole run takes about a minute and a half; the server is
-stopped by its PID. The exit status is 0 when every target is met, 1 when one is missed.
+table shows the median rates, every per-round ratio and their median, which is what the
+targets are judged on, and beside it the same ratio from the CPU time the server processes
+spent per request, which a busy machine disturbs much less. Every wrk run is bounded by
+``--duration``; servers are stopped by their PIDs. The exit status is 0 when every target is
+met, 1 when one is missed.
 
 Needs ``wrk`` (Debian: ``apt-get install -y wrk``); without it the script says so and exits 2.
 """
@@ -62,14 +73,15 @@ def call(name: str, arguments: dict[str, Any]) -> str:
 
 @dataclass
 class Target:
-    """One request that wrk repeats: a GET, or a POST of a JSON-RPC body."""
+    """One request that wrk repeats: a GET, or a POST of a JSON-RPC body, on one server."""
 
     label: str
     path: str
     body: str | None = None
     authenticated: bool = True
+    server: str = "main"
     rates: list[float] = field(default_factory=list)
-    # Server CPU time per request (ms), from the gunicorn processes' own accounting.
+    # Server CPU time per request (ms), from the server processes' own accounting.
     cpu: list[float] = field(default_factory=list)
 
 
@@ -100,39 +112,187 @@ class Comparison:
         return value >= self.target if self.kind == "rate" else value <= self.target
 
 
+@dataclass
+class ServerSpec:
+    """How to start one server of a setup: gunicorn or uvicorn, workers, settings, app."""
+
+    kind: str = "gunicorn"
+    workers: int = 2
+    settings: str = "benchmarks.settings"
+    app: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    health: str = "/health"
+
+
+@dataclass
+class Setup:
+    """Servers started together, and the comparisons measured against them."""
+
+    name: str
+    title: str
+    servers: dict[str, ServerSpec]
+    groups: list[list[Target]]
+    comparisons: list[Comparison]
+    checks: list[tuple[Target, Callable[[Any], bool]]] = field(default_factory=list)
+
+
 # -- the targets and what they are compared with -------------------------------------------
 
-REST_TASKS = Target("GET /api/tasks/?page=1", "/api/tasks/?page=1")
-MCP_LIST_TASKS = Target("MCP tools/call list_tasks", "/mcp", call("list_tasks", {"page": 1}))
-HEALTH = Target("GET /health (plain Django JSON view)", "/health", authenticated=False)
-MCP_ADD = Target("MCP tools/call add, with key", "/bench/mcp", call("add", {"a": 2, "b": 3}))
-MCP_ADD_OPEN = Target(
-    "MCP tools/call add, no credential",
-    "/bench/open-mcp",
-    call("add", {"a": 2, "b": 3}),
-    authenticated=False,
-)
-PING = Target("MCP ping (same endpoint)", "/bench/mcp", rpc("ping"))
-TOOLS_LIST = Target("MCP tools/list (first page)", "/bench/mcp", rpc("tools/list"))
-TOOLS_LIST_ALL = Target("MCP tools/list (all 501 in one page)", "/bench/mcp-all", rpc("tools/list"))
-
-GROUPS: list[list[Target]] = [
-    [MCP_LIST_TASKS, REST_TASKS],
-    [MCP_ADD, MCP_ADD_OPEN, HEALTH],
-    [TOOLS_LIST, TOOLS_LIST_ALL, PING],
-]
-COMPARISONS = [
-    Comparison("1. MCP list_tasks / GET /api/tasks/", MCP_LIST_TASKS, REST_TASKS, 0.9),
-    Comparison("2. MCP add, API key / GET /health", MCP_ADD, HEALTH, 0.7),
-    Comparison("2b. MCP add, no credential / GET /health", MCP_ADD_OPEN, HEALTH, 0.7),
-    Comparison("3. MCP tools/list, first page / ping", TOOLS_LIST, PING, 2.0, kind="time"),
-    Comparison(
-        "3b. MCP tools/list, all in one page / ping", TOOLS_LIST_ALL, PING, 2.0, kind="time"
-    ),
-]
+ADD = call("add", {"a": 2, "b": 3})
+ADD_IS_FIVE: Callable[[Any], bool] = lambda r: r.get("structuredContent") == {"result": 5}  # noqa: E731
+PING_BODY = rpc("ping")
+LIST_TASKS = call("list_tasks", {"page": 1})
 
 
-# -- the server --------------------------------------------------------------------------
+def rest_tasks(suffix: str = "") -> Target:
+    return Target(f"GET /api/tasks/?page=1{suffix}", "/api/tasks/?page=1")
+
+
+def mcp_list_tasks(suffix: str = "") -> Target:
+    return Target(f"MCP tools/call list_tasks{suffix}", "/mcp", LIST_TASKS)
+
+
+def health(suffix: str = "", server: str = "main") -> Target:
+    return Target(
+        f"GET /health (plain Django JSON view){suffix}",
+        "/health",
+        authenticated=False,
+        server=server,
+    )
+
+
+def list_tasks_checked(target: Target) -> tuple[Target, Callable[[Any], bool]]:
+    return (target, lambda r: not r.get("isError") and bool(r.get("structuredContent")))
+
+
+def wsgi_setup() -> Setup:
+    rest, mcp = rest_tasks(), mcp_list_tasks()
+    plain = health()
+    add = Target("MCP tools/call add, with key", "/bench/mcp", ADD)
+    add_open = Target(
+        "MCP tools/call add, no credential", "/bench/open-mcp", ADD, authenticated=False
+    )
+    ping = Target("MCP ping (same endpoint)", "/bench/mcp", PING_BODY)
+    tools_list = Target("MCP tools/list (first page)", "/bench/mcp", rpc("tools/list"))
+    tools_list_all = Target(
+        "MCP tools/list (all 501 in one page)", "/bench/mcp-all", rpc("tools/list")
+    )
+    return Setup(
+        "wsgi",
+        "gunicorn -w 2, benchmarks.settings (no throttles, no call log, no key cache)",
+        {"main": ServerSpec()},
+        [[mcp, rest], [add, add_open, plain], [tools_list, tools_list_all, ping]],
+        [
+            Comparison("1. MCP list_tasks / GET /api/tasks/", mcp, rest, 0.9),
+            Comparison("2. MCP add, API key / GET /health", add, plain, 0.75),
+            Comparison("2b. MCP add, no credential / GET /health", add_open, plain, 0.75),
+            Comparison("3. MCP tools/list, first page / ping", tools_list, ping, 2.0, "time"),
+            Comparison(
+                "3b. MCP tools/list, all in one page / ping", tools_list_all, ping, 2.0, "time"
+            ),
+        ],
+        [
+            list_tasks_checked(mcp),
+            (add, ADD_IS_FIVE),
+            (add_open, ADD_IS_FIVE),
+            (ping, lambda r: r == {}),
+            (tools_list, lambda r: 0 < len(r["tools"]) < 501 and "nextCursor" in r),
+            (tools_list_all, lambda r: len(r["tools"]) == 501),
+        ],
+    )
+
+
+def keycache_setup() -> Setup:
+    plain = health()
+    add = Target("MCP tools/call add, with key, key cache on", "/bench/mcp", ADD)
+    return Setup(
+        "keycache",
+        "gunicorn -w 2, benchmarks.settings with API_KEY_CACHE_SECONDS=300",
+        {"main": ServerSpec(env={"BENCH_API_KEY_CACHE_SECONDS": "300"})},
+        [[add, plain]],
+        [Comparison("2c. MCP add, API key, key cache on / GET /health", add, plain, 0.75)],
+        [(add, ADD_IS_FIVE)],
+    )
+
+
+# Rates a load generator cannot reach in a run: every request is counted, none refused.
+UNREACHABLE_RATES = {
+    "DEMO_USER_THROTTLE": "1000000000/day",
+    "DEMO_PROTOCOL_RATE": "1000000000/day",
+}
+
+
+def demo_setup() -> Setup:
+    rest, mcp = rest_tasks(" (demo)"), mcp_list_tasks(" (demo, call log on)")
+    plain = health(" (demo)")
+    ping = Target("MCP ping, with key (demo /mcp)", "/mcp", PING_BODY)
+    return Setup(
+        "demo",
+        "gunicorn -w 2, the demo as configured (project.settings: atomic user throttle, "
+        "protocol limit, call log on)",
+        {"main": ServerSpec(settings="project.settings", env=UNREACHABLE_RATES)},
+        [[ping, plain], [mcp, rest]],
+        [
+            Comparison("4. demo: MCP ping, API key / GET /health", ping, plain, 0.5),
+            Comparison("5. demo: MCP list_tasks / GET /api/tasks/", mcp, rest, 0.9),
+        ],
+        [(ping, lambda r: r == {}), list_tasks_checked(mcp)],
+    )
+
+
+def asgi_setup() -> Setup:
+    rest, mcp = rest_tasks(" (ASGI)"), mcp_list_tasks(" (ASGI)")
+    plain = health(" (ASGI)")
+    add = Target("MCP tools/call add, with key (ASGI)", "/bench/mcp", ADD)
+    ping = Target("MCP ping (ASGI)", "/bench/mcp", PING_BODY)
+    return Setup(
+        "asgi",
+        "uvicorn --workers 2, benchmarks.settings",
+        {"main": ServerSpec(kind="uvicorn")},
+        [[mcp, rest], [add, ping, plain]],
+        [
+            Comparison("6. ASGI: MCP list_tasks / GET /api/tasks/", mcp, rest, 0.9),
+            Comparison("6b. ASGI: MCP add, API key / GET /health", add, plain, 0.75),
+            Comparison("6c. ASGI: MCP ping, API key / GET /health", ping, plain, 0.75),
+        ],
+        [list_tasks_checked(mcp), (add, ADD_IS_FIVE), (ping, lambda r: r == {})],
+    )
+
+
+def sdk_setup() -> Setup:
+    ours = Target("ours: MCP tools/call add, with key (gunicorn -w 1)", "/bench/mcp", ADD)
+    sdk = Target(
+        "SDK: tools/call add (uvicorn -w 1, stateless JSON)",
+        "/mcp",
+        ADD,
+        authenticated=False,
+        server="sdk",
+    )
+    return Setup(
+        "sdk",
+        "ours under gunicorn -w 1 against the official Python SDK under uvicorn -w 1",
+        {
+            "main": ServerSpec(workers=1),
+            "sdk": ServerSpec(
+                kind="uvicorn", workers=1, app="benchmarks.sdk_server:app", health=""
+            ),
+        },
+        [[ours, sdk]],
+        [Comparison("7. ours add, API key / SDK server add", ours, sdk, 1.5)],
+        [(ours, ADD_IS_FIVE), (sdk, ADD_IS_FIVE)],
+    )
+
+
+SETUPS: dict[str, Callable[[], Setup]] = {
+    "wsgi": wsgi_setup,
+    "keycache": keycache_setup,
+    "demo": demo_setup,
+    "asgi": asgi_setup,
+    "sdk": sdk_setup,
+}
+
+
+# -- the servers -------------------------------------------------------------------------
 
 
 def free_port() -> int:
@@ -176,55 +336,71 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 class Server:
-    """gunicorn serving the host with the benchmark settings; stopped by its own PID."""
+    """gunicorn or uvicorn serving one app; stopped by its own PID."""
 
-    def __init__(self, env: dict[str, str], workdir: Path, workers: int) -> None:
+    def __init__(self, spec: ServerSpec, env: dict[str, str], workdir: Path, name: str) -> None:
+        self.spec = spec
         self.port = free_port()
         self.base = f"http://{HOST}:{self.port}"
-        self.log_path = workdir / "gunicorn.log"
+        self.log_path = workdir / f"{name}-{spec.kind}.log"
         self.log = self.log_path.open("wb")
+        env = {**env, **spec.env, "DJANGO_SETTINGS_MODULE": spec.settings}
+        bind = ["--bind", f"{HOST}:{self.port}"]
+        if spec.kind == "gunicorn":
+            app = spec.app or "project.wsgi:application"
+            command = [venv_command("gunicorn"), app, "--workers", str(spec.workers), *bind]
+            # A loaded machine can stall a sync worker past gunicorn's 30 s default; a
+            # replaced worker would end the memory row's comparison.
+            command += ["--log-level", "warning", "--timeout", "300"]
+        else:
+            app = spec.app or "project.asgi:application"
+            command = [venv_command("uvicorn"), app, "--host", HOST, "--port", str(self.port)]
+            command += ["--workers", str(spec.workers), "--log-level", "warning"]
+            command += ["--no-access-log"]
         self.process = subprocess.Popen(
-            [
-                venv_command("gunicorn"),
-                "project.wsgi:application",
-                "--workers",
-                str(workers),
-                "--bind",
-                f"{HOST}:{self.port}",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
+            command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
         )
 
-    def wait_ready(self, timeout: float = 60) -> None:
+    def wait_ready(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise SystemExit(f"gunicorn exited:\n{self.log_path.read_text()}")
+                raise SystemExit(f"the server exited:\n{self.log_path.read_text()}")
             try:
-                with urllib.request.urlopen(self.base + "/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
+                with urllib.request.urlopen(self.base + self.spec.health, timeout=2):
+                    return
+            except urllib.error.HTTPError:
+                return  # any HTTP answer: a worker is serving
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.2)
-        raise SystemExit(f"gunicorn did not answer in {timeout} s:\n{self.log_path.read_text()}")
+        raise SystemExit(f"no answer in {timeout} s:\n{self.log_path.read_text()}")
 
-    def cpu_seconds(self) -> float:
-        """User and system CPU time of the gunicorn master and its workers so far."""
-        ticks = 0
+    def pids(self) -> list[int]:
+        """The server's process and its workers (children of it)."""
+        found = [self.process.pid]
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
                 text = stat.read_text()
             except OSError:
                 continue
             fields = text[text.rfind(")") + 2 :].split()
-            pid = int(stat.parent.name)
-            if pid == self.process.pid or int(fields[1]) == self.process.pid:
-                ticks += int(fields[11]) + int(fields[12])
+            if int(fields[1]) == self.process.pid:
+                found.append(int(stat.parent.name))
+        return found
+
+    def worker_pids(self) -> list[int]:
+        return [p for p in self.pids() if p != self.process.pid]
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU time of the server process and its workers so far."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                text = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            fields = text[text.rfind(")") + 2 :].split()
+            ticks += int(fields[11]) + int(fields[12])
         return ticks / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
@@ -236,6 +412,13 @@ class Server:
                 os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=5)
         self.log.close()
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
 
 
 # -- checking the answers before timing them ----------------------------------------------
@@ -263,33 +446,26 @@ def result_of(answer: Any) -> Any:
     return answer["result"]
 
 
-def check_answers(base: str, key: str) -> None:
+def check_answers(setup: Setup, servers: dict[str, Server], key: str) -> None:
     """Each target once: a wrong answer would make its rate meaningless."""
     answers = {}
-    for group in GROUPS:
+    for group in setup.groups:
         for target in group:
-            status, answer = fetch(base, target, key)
+            status, answer = fetch(servers[target.server].base, target, key)
             if status != 200:
                 raise SystemExit(f"{target.label}: HTTP {status}: {str(answer)[:500]}")
             answers[target.label] = answer
-    checks: list[tuple[Target, Callable[[Any], bool]]] = [
-        (MCP_LIST_TASKS, lambda r: not r.get("isError") and r.get("structuredContent")),
-        (MCP_ADD, lambda r: r.get("structuredContent") == {"result": 5}),
-        (MCP_ADD_OPEN, lambda r: r.get("structuredContent") == {"result": 5}),
-        (PING, lambda r: r == {}),
-        (TOOLS_LIST, lambda r: 0 < len(r["tools"]) < 501 and "nextCursor" in r),
-        (TOOLS_LIST_ALL, lambda r: len(r["tools"]) == 501),
-    ]
-    for target, good in checks:
+    for target, good in setup.checks:
         result = result_of(answers[target.label])
         if not good(result):
             raise SystemExit(f"{target.label}: unexpected answer: {json.dumps(result)[:500]}")
-    page = len(result_of(answers[TOOLS_LIST.label])["tools"])
-    TOOLS_LIST.label = f"MCP tools/list (first page: {page} of 501)"
-    rest = answers[REST_TASKS.label]
-    mcp = result_of(answers[MCP_LIST_TASKS.label])["structuredContent"]
-    if [t["id"] for t in rest["results"]] != [t["id"] for t in mcp["results"]]:
-        raise SystemExit("list_tasks and GET /api/tasks/ answered different tasks")
+    rest = next((t for g in setup.groups for t in g if t.path.startswith("/api/tasks/")), None)
+    mcp = next((t for g in setup.groups for t in g if t.body == LIST_TASKS), None)
+    if rest is not None and mcp is not None:
+        ids = [t["id"] for t in answers[rest.label]["results"]]
+        structured = result_of(answers[mcp.label])["structuredContent"]
+        if ids != [t["id"] for t in structured["results"]]:
+            raise SystemExit("list_tasks and GET /api/tasks/ answered different tasks")
 
 
 # -- wrk ---------------------------------------------------------------------------------
@@ -305,8 +481,15 @@ class WrkRun:
 
 
 def run_wrk(
-    base: str, target: Target, key: str, seconds: int, threads: int, connections: int
+    base: str,
+    target: Target | None,
+    key: str,
+    seconds: int,
+    threads: int,
+    connections: int,
+    script_env: dict[str, str] | None = None,
 ) -> WrkRun:
+    """``target`` repeated for ``seconds``; or, with ``target`` None, the mixed script."""
     command = [
         "wrk",
         f"-t{threads}",
@@ -317,13 +500,15 @@ def run_wrk(
         "-H",
         "Accept: application/json",
     ]
-    env = dict(os.environ)
-    if target.authenticated:
+    env = {**os.environ, **(script_env or {})}
+    if target is None or target.authenticated:
         command += ["-H", f"Authorization: Bearer {key}"]
-    if target.body is not None:
+    if target is None:
+        command += ["-s", str(HERE / "mixed.lua")]
+    elif target.body is not None:
         command += ["-s", str(HERE / "post.lua")]
         env["WRK_BODY"] = target.body
-    command.append(base + target.path)
+    command.append(base + (target.path if target is not None else "/"))
     done = subprocess.run(
         command, env=env, capture_output=True, text=True, timeout=seconds + 30, check=False
     )
@@ -331,7 +516,8 @@ def run_wrk(
     rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
     total = re.search(r"(\d+) requests in", out)
     if done.returncode != 0 or rate is None or total is None:
-        raise SystemExit(f"wrk failed for {target.label}:\n{out}\n{done.stderr}")
+        label = target.label if target is not None else "mixed"
+        raise SystemExit(f"wrk failed for {label}:\n{out}\n{done.stderr}")
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     socket_errors = re.search(
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out
@@ -399,19 +585,157 @@ def print_tables(comparisons: Sequence[Comparison]) -> bool:
     return all_met
 
 
+# -- running -----------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    duration: int
+    rounds: int
+    threads: int
+    connections: int
+    warmup: int
+    memory_requests: int
+
+
+def run_setup(
+    setup: Setup, env: dict[str, str], workdir: Path, key: str, options: Options
+) -> list[str]:
+    """Start the setup's servers, measure its groups in rounds; the problems seen."""
+    servers: dict[str, Server] = {}
+    problems: list[str] = []
+    try:
+        for name, spec in setup.servers.items():
+            servers[name] = Server(spec, env, workdir, f"{setup.name}-{name}")
+        for server in servers.values():
+            server.wait_ready()
+        check_answers(setup, servers, key)
+        print(f"\n== {setup.name}: {setup.title}", flush=True)
+
+        def measure(target: Target, seconds: int) -> WrkRun:
+            server = servers[target.server]
+            cpu = server.cpu_seconds()
+            run = run_wrk(server.base, target, key, seconds, options.threads, options.connections)
+            run.cpu_ms = (server.cpu_seconds() - cpu) * 1000 / max(run.requests, 1)
+            if run.bad or run.errors:
+                problems.append(
+                    f"{target.label}: {run.bad} non-2xx answers, {run.errors} socket errors "
+                    f"of {run.requests}"
+                )
+            return run
+
+        for group in setup.groups:
+            for target in group:
+                measure(target, options.warmup)
+        problems.clear()
+        for round_index in range(options.rounds):
+            for group in setup.groups:
+                order = group if round_index % 2 == 0 else list(reversed(group))
+                for target in order:
+                    run = measure(target, options.duration)
+                    target.rates.append(run.rate)
+                    target.cpu.append(run.cpu_ms)
+            print(f"round {round_index + 1} of {options.rounds} done", flush=True)
+    finally:
+        for server in servers.values():
+            server.stop()
+    return problems
+
+
+MIX = [
+    ("/bench/mcp", call("add", {"a": 2, "b": 3})),
+    ("/bench/mcp", rpc("ping")),
+    ("/bench/mcp", rpc("tools/list")),
+    ("/mcp", call("list_tasks", {"page": 1})),
+    ("/api/tasks/?page=1", ""),
+    ("/bench/mcp", call("tool_007", {"record_id": 3, "query": "x"})),
+    ("/bench/mcp", call("add", {"a": "not a number", "b": 3})),
+    ("/health", ""),
+]
+MEMORY_TARGET_MIB = 5.0
+
+
+def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -> tuple[bool, str]:
+    """RSS per worker after a warm-up, and its growth over ``memory_requests`` mixed requests."""
+    server = Server(ServerSpec(), env, workdir, "memory")
+    threads = options.threads
+    mix = "\n".join(f"{path}\t{body}" for path, body in MIX)
+    try:
+        server.wait_ready()
+        print(f"\n== memory: gunicorn -w 2, {options.memory_requests:,} mixed requests", flush=True)
+
+        def drive(requests: int) -> WrkRun:
+            script_env = {
+                "WRK_REQUESTS": str(requests),
+                "WRK_THREADS": str(threads),
+                "WRK_MIX": mix,
+            }
+            # Bounded by time as well: the script stops each thread after its share.
+            seconds = max(30, requests // 50)
+            return run_wrk(
+                server.base, None, key, seconds, threads, options.connections, script_env
+            )
+
+        drive(max(2000, options.memory_requests // 20))
+        before = {pid: rss_kib(pid) for pid in server.worker_pids()}
+        run = drive(options.memory_requests)
+        after = {pid: rss_kib(pid) for pid in server.worker_pids() if pid in before}
+    finally:
+        server.stop()
+    if len(after) < len(before):
+        return False, f"memory: {len(before) - len(after)} worker(s) replaced during the run"
+    growth = {pid: (after[pid] - before[pid]) / 1024 for pid in after}
+    worst = max(growth.values())
+    met = worst <= MEMORY_TARGET_MIB
+    lines = [
+        f"8. RSS growth per worker over {run.requests:,} mixed requests "
+        f"({run.bad} non-2xx, {run.errors} socket errors): "
+        + ", ".join(
+            f"pid {pid}: {before[pid] / 1024:.1f} -> {after[pid] / 1024:.1f} MiB "
+            f"({growth[pid]:+.2f})"
+            for pid in after
+        ),
+        f"   worst {worst:+.2f} MiB, target <= {MEMORY_TARGET_MIB} MiB: "
+        + ("met" if met else "MISSED"),
+    ]
+    return met, "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=2, help="seconds per wrk run")
     parser.add_argument("--rounds", type=int, default=4, help="A/B rounds per comparison")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--connections", type=int, default=8, help="wrk connections")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--warmup", type=int, default=1, help="seconds of warm-up per target")
-    options = parser.parse_args(argv)
+    parser.add_argument(
+        "--only",
+        default=",".join([*SETUPS, "memory"]),
+        help=f"comma-separated setups, of: {', '.join([*SETUPS, 'memory'])}",
+    )
+    parser.add_argument(
+        "--memory-requests", type=int, default=100_000, help="requests of the memory row"
+    )
+    parsed = parser.parse_args(argv)
+    options = Options(
+        parsed.duration,
+        parsed.rounds,
+        parsed.threads,
+        parsed.connections,
+        parsed.warmup,
+        parsed.memory_requests,
+    )
+    chosen = [name.strip() for name in parsed.only.split(",") if name.strip()]
+    unknown = set(chosen) - {*SETUPS, "memory"}
+    if unknown:
+        parser.error(f"unknown setups: {', '.join(sorted(unknown))}")
     if shutil.which("wrk") is None:
         print(WRK_HINT, file=sys.stderr)
         return 2
     started = time.monotonic()
+    comparisons: list[Comparison] = []
+    problems: list[str] = []
+    memory: tuple[bool, str] | None = None
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         env = environment(workdir)
@@ -433,52 +757,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             .strip()
             .splitlines()[-1]
         )
-        server = Server(env, workdir, options.workers)
+        print(
+            f"wrk -t{options.threads} -c{options.connections} -d{options.duration}s, "
+            f"{options.rounds} rounds; database: "
+            f"{'DATABASE_URL' if external else 'SQLite'}, cache: "
+            f"{'REDIS_URL' if env.get('REDIS_URL') else 'files'}",
+            flush=True,
+        )
         try:
-            server.wait_ready()
-            check_answers(server.base, key)
-            print(
-                f"gunicorn -w {options.workers} on {server.base}; "
-                f"wrk -t{options.threads} -c{options.connections} -d{options.duration}s, "
-                f"{options.rounds} rounds; database: "
-                f"{'DATABASE_URL' if external else 'SQLite'}, cache: "
-                f"{'REDIS_URL' if env.get('REDIS_URL') else 'files'}",
-                flush=True,
-            )
-            problems: list[str] = []
-
-            def measure(target: Target, seconds: int) -> WrkRun:
-                cpu = server.cpu_seconds()
-                run = run_wrk(
-                    server.base, target, key, seconds, options.threads, options.connections
-                )
-                run.cpu_ms = (server.cpu_seconds() - cpu) * 1000 / max(run.requests, 1)
-                if run.bad or run.errors:
-                    problems.append(
-                        f"{target.label}: {run.bad} non-2xx answers, {run.errors} socket errors "
-                        f"of {run.requests}"
-                    )
-                return run
-
-            for group in GROUPS:
-                for target in group:
-                    measure(target, options.warmup)
-            problems.clear()
-            for round_index in range(options.rounds):
-                for group in GROUPS:
-                    order = group if round_index % 2 == 0 else list(reversed(group))
-                    for target in order:
-                        run = measure(target, options.duration)
-                        target.rates.append(run.rate)
-                        target.cpu.append(run.cpu_ms)
-                print(f"round {round_index + 1} of {options.rounds} done", flush=True)
+            for name in chosen:
+                if name == "memory":
+                    memory = run_memory(env, workdir, key, options)
+                    continue
+                setup = SETUPS[name]()
+                problems += run_setup(setup, env, workdir, key, options)
+                comparisons += setup.comparisons
         finally:
-            server.stop()
             if external:
                 prefix = key.rsplit("_", 1)[0]
                 manage(env, "mcp_key", "revoke", prefix)
     print()
-    all_met = print_tables(COMPARISONS)
+    all_met = print_tables(comparisons) if comparisons else True
+    if memory is not None:
+        print()
+        print(memory[1])
+        all_met &= memory[0]
     for problem in problems:
         print(f"warning: {problem}")
     print(f"\n{time.monotonic() - started:.0f} s in all")

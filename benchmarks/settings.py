@@ -1,5 +1,5 @@
 """Settings for the benchmarks: the demo host's, with the bench URL conf, no throttles and
-no tool-call log.
+no tool-call log (the "demo as configured" rows use ``project.settings`` itself).
 
 The demo host's user throttle (2000 requests a minute) is sized for people, not for a load
 generator: a run would be answered 429 after a second. The throttle counters are also a
@@ -10,6 +10,8 @@ per call, off by default, on in the demo) has no REST counterpart, so it is off 
 
 from __future__ import annotations
 
+import os
+
 from project.settings import *  # noqa: F403
 from project.settings import MCP_ENDPOINT, REST_FRAMEWORK
 
@@ -17,4 +19,10 @@ ROOT_URLCONF = "benchmarks.urls"
 
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_CLASSES": []}
 
-MCP_ENDPOINT = {**MCP_ENDPOINT, "LOG_TOOL_CALLS": False}
+MCP_ENDPOINT = {
+    **MCP_ENDPOINT,
+    "LOG_TOOL_CALLS": False,
+    "PROTOCOL_RATE": None,
+    # The opt-in cache of validated keys, for the rows that measure it.
+    "API_KEY_CACHE_SECONDS": int(os.environ.get("BENCH_API_KEY_CACHE_SECONDS", "0")),
+}

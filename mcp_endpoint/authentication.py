@@ -8,19 +8,31 @@ host lists in its REST API, so a key or a token works the same in both places.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.apps import apps
+from django.core.signals import request_finished
+from django.db import DatabaseError
 from django.http import HttpRequest
+from django.utils import timezone
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint.models import AbstractAPIKey, get_api_key_model, split_key
+from mcp_endpoint import key_cache
+from mcp_endpoint.models import (
+    LAST_USED_RESOLUTION,
+    AbstractAPIKey,
+    digest_of,
+    get_api_key_model,
+    split_key,
+)
 
 logger = logging.getLogger("mcp_endpoint.authentication")
 
@@ -48,6 +60,14 @@ class Credential:
 
     def allows(self, required: Iterable[str]) -> bool:
         return self.scopes is None or set(required) <= self.scopes
+
+    def ident(self) -> str:
+        """Whom a per-credential limit counts for: the key or token itself, else the user."""
+        if isinstance(self.auth, AbstractAPIKey):
+            return f"api_key:{self.auth.prefix}"
+        if hasattr(self.auth, "pk") and hasattr(self.auth, "scope"):
+            return f"oauth_token:{self.auth.pk}"
+        return f"user:{getattr(self.user, 'pk', None)}"
 
     def label(self) -> str:
         """A log-safe name for the credential: never the secret itself."""
@@ -82,18 +102,66 @@ class APIKeyAuthentication(BaseAuthentication):
         raw = bearer_value(request)
         if raw is None:
             return None
-        model = get_api_key_model()
         prefix = split_key(raw)
         if prefix is None or not prefix.startswith(_key_prefix()):
             return None
-        key = model._default_manager.get_for_raw_key(raw)
+        # Hashed once: the digest finds the key in the cache and in the database alike.
+        digest = digest_of(raw)
+        key = key_cache.get(digest)
+        cached = key is not None
+        if key is None:
+            key = get_api_key_model()._default_manager.get_for_digest(digest)
+            if key is not None and key.is_usable() and key.user.is_active:
+                key_cache.remember(key)
         if key is None or not key.is_usable() or not key.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid API key.")
-        key.touch()
+        note_use(key, cached=cached)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="{self.www_authenticate_realm}"'
+
+
+# -- last use, off the hot path ------------------------------------------------------------
+
+# When this process last recorded each key's use (by digest), for keys read from the cache,
+# whose last_used is as old as the entry: without it each request would write.
+_last_written: dict[str, datetime] = {}
+_pending = threading.local()
+
+
+def note_use(key: AbstractAPIKey, *, cached: bool = False) -> None:
+    """Record that ``key`` was used, at most once a minute, after the answer has been sent.
+
+    The write is one conditional UPDATE, run when the request finishes (Django's
+    ``request_finished``, sent once the server has the response), so a request never
+    waits for it, and requests whose key was recorded less than a minute ago (as the row
+    says, or for a cached key as this process remembers) do not write at all.
+    """
+    now = timezone.now()
+    seen = key.last_used
+    if cached:
+        remembered = _last_written.get(key.digest)
+        seen = max(seen, remembered) if seen and remembered else (seen or remembered)
+    if seen is not None and now - seen < LAST_USED_RESOLUTION:
+        return
+    _last_written[key.digest] = now
+    pending: list[AbstractAPIKey] = _pending.__dict__.setdefault("keys", [])
+    pending.append(key)
+
+
+def write_last_use(**kwargs: Any) -> None:
+    """Run the UPDATEs :func:`note_use` put off; connected to ``request_finished``."""
+    pending: list[AbstractAPIKey] = _pending.__dict__.pop("keys", [])
+    for key in pending:
+        try:
+            key.touch()
+        except DatabaseError:
+            # The answer is sent already; the time of last use may wait for the next one.
+            logger.warning("could not record the last use of API key %s", key.prefix)
+
+
+request_finished.connect(write_last_use, dispatch_uid="mcp_endpoint.authentication.last_use")
 
 
 def _key_prefix() -> str:
@@ -146,25 +214,27 @@ def has_authorization(request: HttpRequest) -> bool:
     return bool(request.META.get("HTTP_AUTHORIZATION"))
 
 
-def authenticate(
-    request: HttpRequest, classes: Sequence[type[BaseAuthentication]]
-) -> Credential | None:
-    """The credential of ``request``, None when it carries none, or :class:`CredentialRefused`.
-
-    A presented credential that no class accepts is refused, not ignored: a client that
-    sent a stale token must learn so (``error="invalid_token"``).
-    """
-    drf_request = Request(
+def drf_request(request: HttpRequest, classes: Sequence[type[BaseAuthentication]]) -> Request:
+    """The one DRF request the transport makes of ``request``: credential and throttles."""
+    return Request(
         request,
         parsers=[JSONParser(), FormParser()],
         authenticators=[cls() for cls in classes],
     )
+
+
+def authenticate(drf_request: Request) -> Credential | None:
+    """The credential of ``drf_request``, None when it carries none, or :class:`CredentialRefused`.
+
+    A presented credential that no class accepts is refused, not ignored: a client that
+    sent a stale token must learn so (``error="invalid_token"``).
+    """
     try:
         user = drf_request.user
     except exceptions.AuthenticationFailed as exc:
         raise CredentialRefused(str(exc.detail)) from exc
     if user is None or not user.is_authenticated:
-        if has_authorization(request):
+        if has_authorization(drf_request._request):
             raise CredentialRefused("Invalid credential.")
         return None
     auth = drf_request.auth

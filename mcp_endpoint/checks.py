@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -10,7 +11,7 @@ from django.utils.module_loading import import_string
 
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
-from mcp_endpoint.schema import has_ref_or_type_array
+from mcp_endpoint.schema import has_ref_or_type_array, metaschema_errors
 from mcp_endpoint.tools import TOOL_NAME
 
 
@@ -35,6 +36,50 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     ]
     for label, values in sources:
         errors.extend(_check_values(label, values))
+        errors.extend(_check_schema_settings(label, values))
+    return errors
+
+
+FILTER_LOOKUP_CHOICES = ("exact", "grouped", "all")
+
+
+def _check_schema_settings(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """The settings of what tool schemas hold and how large they may grow (E050)."""
+    errors: list[CheckMessage] = []
+    for key in ("LARGE_CHOICE_LIST", "TOOL_BUDGET_BYTES", "TOOLS_LIST_BUDGET_BYTES"):
+        value = values.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            errors.append(
+                Error(
+                    f"{label}[{key!r}] must be a positive integer.",
+                    hint=f"The default is {DEFAULTS[key]}.",
+                    id="mcp_endpoint.E050",
+                )
+            )
+    lookups = values.get("FILTER_LOOKUPS")
+    if lookups is not None and lookups not in FILTER_LOOKUP_CHOICES:
+        errors.append(
+            Error(
+                f"{label}['FILTER_LOOKUPS'] must be one of {', '.join(FILTER_LOOKUP_CHOICES)}.",
+                hint="'grouped' offers each filter's exact form, and the other lookups in one "
+                "object argument.",
+                id="mcp_endpoint.E050",
+            )
+        )
+    if "ARRAY_BODIES" in values and not isinstance(values["ARRAY_BODIES"], bool):
+        errors.append(
+            Error(f"{label}['ARRAY_BODIES'] must be True or False.", id="mcp_endpoint.E050")
+        )
+    version = values.get("API_VERSION")
+    if version is not None and not isinstance(version, str):
+        errors.append(
+            Error(
+                f"{label}['API_VERSION'] must be a version string such as '2.1', or None.",
+                id="mcp_endpoint.E050",
+            )
+        )
     return errors
 
 
@@ -84,6 +129,7 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                             id="mcp_endpoint.E004",
                         )
                     )
+    errors.extend(_check_rate_and_key_cache(label, values))
     origins = values.get("ALLOWED_ORIGINS")
     if origins is not None and (
         not isinstance(origins, list | tuple)
@@ -124,34 +170,13 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                         id="mcp_endpoint.E011",
                     )
                 )
-            schemas = [tool.input_schema, tool.output_schema or {}]
-            if tool.input_schema.get("type") != "object" or (
-                endpoint.settings.PORTABLE_SCHEMAS
-                and any(has_ref_or_type_array(s) for s in schemas)
-            ):
-                errors.append(
-                    Error(
-                        f"Tool {tool.name!r} has a schema that is not portable (its input root is "
-                        "not an object, or it holds a $ref or a type array).",
-                        hint="Pass the schema through mcp_endpoint.schema.portable().",
-                        obj=endpoint,
-                        id="mcp_endpoint.E012",
-                    )
-                )
-        for registration in endpoint.viewset_registrations:
-            registration.build()
-            for check_id, message, hint in registration.problems:
-                errors.append(Error(message, hint=hint, obj=endpoint, id=check_id))
-            for tool in registration.tools:
-                for warning in tool.warnings:
-                    errors.append(
-                        Warning(
-                            f"The schema of tool {tool.name!r} may be a guess: {warning}",
-                            hint="Describe the action with drf-spectacular's @extend_schema.",
-                            obj=endpoint,
-                            id="mcp_endpoint.W020",
-                        )
-                    )
+        # Registrations build their tools here, with the database out of reach; the tools
+        # whose schemas need it are checked by check_tool_schemas_with_database.
+        errors.extend(endpoint.check())
+        tools = [tool for tool in endpoint.tools if tool.ready()]
+        errors.extend(tool_schema_messages(endpoint, tools))
+        if len(tools) == len(endpoint.tools):
+            errors.extend(tools_list_budget(endpoint))
         for uri in endpoint.resources.duplicates:
             errors.append(
                 Error(
@@ -169,6 +194,107 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 )
             )
     return errors
+
+
+def tool_schema_messages(endpoint: Any, tools: list[Any]) -> list[CheckMessage]:
+    """E012 (not portable, or not valid JSON Schema 2020-12) and W051 (over the budget of
+    one tool) for ``tools``, those that can be listed."""
+    messages: list[CheckMessage] = []
+    budget: int = endpoint.settings.TOOL_BUDGET_BYTES
+    for tool in tools:
+        if tool.unavailable() is not None:
+            continue
+        schemas = [tool.input_schema, tool.output_schema or {}]
+        invalid = [e for s in schemas for e in metaschema_errors(s)]
+        if (
+            tool.input_schema.get("type") != "object"
+            or (
+                endpoint.settings.PORTABLE_SCHEMAS
+                and any(has_ref_or_type_array(s) for s in schemas)
+            )
+            or invalid
+        ):
+            messages.append(
+                Error(
+                    f"Tool {tool.name!r} has a schema that is not portable (its input root is "
+                    "not an object, it holds a $ref or a type array, or it is not valid JSON "
+                    "Schema 2020-12" + (f": {invalid[0]}" if invalid else "") + ").",
+                    hint="Pass the schema through mcp_endpoint.schema.portable().",
+                    obj=endpoint,
+                    id="mcp_endpoint.E012",
+                )
+            )
+        size = descriptor_bytes(tool.describe())
+        if size > budget:
+            messages.append(
+                Warning(
+                    f"Tool {tool.name!r} takes {size} bytes of tools/list, over the budget of "
+                    f"{budget} (TOOL_BUDGET_BYTES).",
+                    hint="Shorten its description; leave out arguments (FILTER_LOOKUPS, "
+                    "exclude=...); long choice lists shrink with LARGE_CHOICE_LIST.",
+                    obj=endpoint,
+                    id="mcp_endpoint.W051",
+                )
+            )
+    return messages
+
+
+def tools_list_budget(endpoint: Any) -> list[CheckMessage]:
+    """W052: every tool of the endpoint together, over TOOLS_LIST_BUDGET_BYTES."""
+    budget: int = endpoint.settings.TOOLS_LIST_BUDGET_BYTES
+    listed = [tool.describe() for tool in endpoint.tools if tool.unavailable() is None]
+    size = sum(descriptor_bytes(d) for d in listed) + len(listed) + 1
+    if size <= budget:
+        return []
+    return [
+        Warning(
+            f"Endpoint {endpoint.name!r} lists {len(listed)} tools in {size} bytes, over the "
+            f"budget of {budget} (TOOLS_LIST_BUDGET_BYTES): a model reads all of it before "
+            "the conversation starts.",
+            hint="Register fewer actions (include=/exclude=), or split the tools between "
+            "endpoints; FILTER_LOOKUPS='exact' and LARGE_CHOICE_LIST shrink list tools.",
+            obj=endpoint,
+            id="mcp_endpoint.W052",
+        )
+    ]
+
+
+def descriptor_bytes(descriptor: Any) -> int:
+    """The size of a tool's tools/list entry, as JSON on the wire."""
+    text = getattr(descriptor, "text", None)
+    if not isinstance(text, str):
+        text = json.dumps(descriptor, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8"))
+
+
+@register(Tags.database)
+def check_tool_schemas_with_database(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """The tools whose schemas need the database to build: checked only when the databases
+    are asked for (``check --database``, ``migrate``) and migrated (before that, building
+    them would read tables that do not exist yet; they are built on first use)."""
+    if not databases or any(unapplied_migrations(alias) for alias in databases):
+        return []
+    messages: list[CheckMessage] = []
+    for endpoint in all_endpoints():
+        waiting = {t.name for t in endpoint.tools if not t.ready()}
+        messages.extend(endpoint.check(database=True))
+        if not waiting:
+            continue
+        built = [t for t in endpoint.tools if t.name in waiting and t.ready()]
+        messages.extend(tool_schema_messages(endpoint, built))
+        if all(t.ready() for t in endpoint.tools):
+            messages.extend(tools_list_budget(endpoint))
+    return messages
+
+
+def unapplied_migrations(alias: str) -> bool:
+    from django.db import connections
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connections[alias])
+    return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
 BOOLEAN_KEYS = ("SESSIONS", "CONFIRM_DESTRUCTIVE_TOOLS", "STREAMING", "LOGGING")
@@ -238,5 +364,63 @@ def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:
             "the others.",
             hint="Point MCP_ENDPOINT['CACHE'] at Redis, Memcached or the database cache.",
             id="mcp_endpoint.W009",
+        )
+    ]
+
+
+def _check_rate_and_key_cache(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """``PROTOCOL_RATE`` (E040) and ``API_KEY_CACHE_SECONDS`` (E041)."""
+    errors: list[CheckMessage] = []
+    rate = values.get("PROTOCOL_RATE")
+    if "PROTOCOL_RATE" in values and rate is not None and not _is_rate(rate):
+        errors.append(
+            Error(
+                f"{label}['PROTOCOL_RATE'] must be a rate such as '1200/minute', or None.",
+                hint="DRF's rate syntax: a number of requests, '/', and second, minute, hour "
+                "or day.",
+                id="mcp_endpoint.E040",
+            )
+        )
+    seconds = values.get("API_KEY_CACHE_SECONDS")
+    if seconds is not None and (
+        not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0
+    ):
+        errors.append(
+            Error(
+                f"{label}['API_KEY_CACHE_SECONDS'] must be a whole number of seconds (0: off).",
+                id="mcp_endpoint.E041",
+            )
+        )
+    return errors
+
+
+def _is_rate(rate: Any) -> bool:
+    if not isinstance(rate, str) or rate.count("/") != 1:
+        return False
+    number, period = rate.split("/")
+    return number.isdigit() and int(number) > 0 and period[:1] in {"s", "m", "h", "d"}
+
+
+@register(Tags.compatibility)
+def check_key_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W040: the cache of validated keys in a cache that each process keeps for itself."""
+    from mcp_endpoint.conf import mcp_settings
+
+    seconds = mcp_settings.API_KEY_CACHE_SECONDS
+    if not isinstance(seconds, int) or seconds <= 0:
+        return []
+    alias = mcp_settings.CACHE
+    backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
+    if backend not in PROCESS_LOCAL_CACHES:
+        return []
+    return [
+        Warning(
+            f"MCP_ENDPOINT['API_KEY_CACHE_SECONDS'] is {seconds}, but the cache {alias!r} "
+            f"({backend.rsplit('.', 1)[-1]}) is kept by each process: a key revoked, edited or "
+            "whose user is deactivated in one process keeps working in the others for up to "
+            f"{seconds} s.",
+            hint="Point MCP_ENDPOINT['CACHE'] at Redis or Memcached, or set "
+            "API_KEY_CACHE_SECONDS to 0.",
+            id="mcp_endpoint.W040",
         )
     ]

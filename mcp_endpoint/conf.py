@@ -58,11 +58,32 @@ DEFAULTS: dict[str, Any] = {
     # DRF throttle classes applied to every request; None means the host's
     # REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"], so MCP and REST share one budget.
     "THROTTLE_CLASSES": None,
+    # The per-credential limit on protocol messages (initialize, ping, lists, discover), in
+    # DRF's rate syntax; None for none. Messages that run host code count against
+    # THROTTLE_CLASSES instead, as REST requests do.
+    "PROTOCOL_RATE": "1200/minute",
     # The scopes the endpoint's tools use, for the 401 challenge; None derives them.
     "SCOPES": None,
     # Refuse to start (system check E012) when a tool's schema is not portable; an endpoint
     # that serves deliberately rich schemas (a conformance fixture) may turn this off.
     "PORTABLE_SCHEMAS": True,
+    # The size of what a model reads about the tools: a choice list longer than this appears
+    # once per input schema as an enum (without the generated list of its labels) and not at
+    # all in output schemas; a check warns when one tool's descriptor, or the whole
+    # tools/list, is over its budget (in bytes of JSON).
+    "LARGE_CHOICE_LIST": 50,
+    "TOOL_BUDGET_BYTES": 16 * 1024,
+    "TOOLS_LIST_BUDGET_BYTES": 256 * 1024,
+    # Which django-filter filters a list tool offers: "exact" (each field's exact filter and
+    # its multi-value form, such as name and id__in), "grouped" (those, and every other
+    # lookup in one object argument, "lookups") or "all" (every filter its own argument).
+    "FILTER_LOOKUPS": "grouped",
+    # A request body that is one object or a list of them (a bulk-capable create) gives the
+    # tool the object's fields; True gives it one "items" argument, the list, instead.
+    "ARRAY_BODIES": False,
+    # The API version the views are called with (AcceptHeaderVersioning, say) and described
+    # for; None means each view's default version. register_viewset(version=...) wins.
+    "API_VERSION": None,
     # List results per page for tools/list, resources/list, prompts/list.
     "LIST_PAGE_SIZE": 100,
     # A list tool whose view is not paginated returns at most this many items.
@@ -76,6 +97,10 @@ DEFAULTS: dict[str, Any] = {
     # API keys: the visible prefix every key starts with, and the model that stores them.
     "API_KEY_PREFIX": "mcp",
     "API_KEY_MODEL": "mcp_endpoint.APIKey",
+    # Keep validated API keys in CACHE for this many seconds (0: off), so a request with a
+    # known key needs no query. Key and user changes drop the entry at once (signals); with
+    # a per-process cache only in the process that made them (check W040). Global only.
+    "API_KEY_CACHE_SECONDS": 0,
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],

@@ -20,11 +20,13 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from django.core.checks import CheckMessage
 from django.db import DatabaseError, transaction
 from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
+from django.utils.module_loading import import_string
 
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
@@ -53,7 +55,6 @@ from mcp_endpoint.tools import FunctionTool, Tool, ToolError, ToolRegistry, as_r
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
-    from mcp_endpoint.rest_framework import ViewSetRegistration
 
 logger = logging.getLogger("mcp_endpoint")
 
@@ -64,6 +65,17 @@ MAX_COMPLETIONS = 100
 
 # Every endpoint made in this process, for the system checks.
 endpoints: weakref.WeakSet[Endpoint] = weakref.WeakSet()
+
+# Where register_viewset and register_router live. Resolved when called, so that this
+# module never imports the DRF adapter (which imports the tools this module defines).
+DRF_ADAPTER = "mcp_endpoint.rest_framework"
+
+
+class Registration(Protocol):
+    """Something registered in bulk (a viewset and its tools) that can say what is wrong
+    with it, as a ``ModelAdmin`` does for ``AdminSite.check()``."""
+
+    def check(self, *, database: bool = False) -> list[CheckMessage]: ...
 
 
 class Endpoint:
@@ -79,7 +91,7 @@ class Endpoint:
         self.server = Server(self)
         self.server.state_codec = SignedRequestState(self)
         self._instructions: tuple[tuple[str, str], str] | None = None
-        self.viewset_registrations: list[ViewSetRegistration] = []
+        self.registrations: list[Registration] = []
         endpoints.add(self)
 
     def __repr__(self) -> str:
@@ -117,22 +129,31 @@ class Endpoint:
     def add_tool(self, tool: Tool) -> Tool:
         return self.tools.register(tool)
 
-    def register_viewset(self, viewset: type[Any], **options: Any) -> ViewSetRegistration:
+    def add_registration(self, registration: Registration) -> None:
+        """Keep a bulk registration, so that :meth:`check` reports its problems."""
+        self.registrations.append(registration)
+
+    def register_viewset(self, viewset: type[Any], **options: Any) -> Any:
         """Make each action of a DRF viewset a tool.
 
         Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names),
         ``names``, ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by
-        action), ``singular`` / ``plural`` (the nouns in the tool names).
+        action), ``singular`` / ``plural`` (the nouns in the tool names). See
+        :func:`mcp_endpoint.rest_framework.register_viewset`.
         """
-        from mcp_endpoint.rest_framework import register_viewset
+        return import_string(f"{DRF_ADAPTER}.register_viewset")(self, viewset, **options)
 
-        return register_viewset(self, viewset, **options)
+    def register_router(self, router: Any, **options: Any) -> list[Any]:
+        """Register every viewset of a DRF router, with its prefix and basename."""
+        return import_string(f"{DRF_ADAPTER}.register_router")(self, router, **options)
 
-    def register_router(self, router: Any, **options: Any) -> list[ViewSetRegistration]:
-        """Register every viewset of a DRF router, with its basename."""
-        from mcp_endpoint.rest_framework import register_router
-
-        return register_router(self, router, **options)
+    def check(self, *, database: bool = False) -> list[CheckMessage]:
+        """The problems of every bulk registration, for the system checks; with
+        ``database``, those only a build that reads the database can find."""
+        messages: list[CheckMessage] = []
+        for registration in self.registrations:
+            messages.extend(registration.check(database=database))
+        return messages
 
     def resource(
         self,
@@ -286,7 +307,8 @@ class Endpoint:
         return [
             tool.describe()
             for tool in self.tools
-            if show_all or self.visible(tool.required_scopes, context)
+            if tool.unavailable() is None
+            and (show_all or self.visible(tool.required_scopes, context))
         ]
 
     def call_tool(
@@ -345,6 +367,12 @@ class Endpoint:
         :class:`ToolError` is logged with its traceback and answered with a generic error.
         """
         credential: Credential | None = context.credential
+        reason = tool.unavailable()
+        if reason is not None:
+            # Before the scopes and the arguments: both come from the schema it lacks.
+            return ToolError(
+                f"The tool {tool.name} is not available: {reason}", code="unavailable"
+            ).to_result()
         if credential is not None and not credential.allows(tool.required_scopes):
             return ToolError(
                 f"This tool needs the scope(s) {' '.join(sorted(tool.required_scopes))}",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.db import models
+from django.db import connections, models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -32,6 +33,80 @@ def split_key(raw_key: str) -> str | None:
     if not sep or not head or len(secret) < 20 or len(head) > 40:
         return None
     return head
+
+
+# The key's columns a credential reads; the user's row is read whole (views use any field).
+KEY_COLUMNS = ("id", "user", "prefix", "digest", "scope", "expires", "revoked", "last_used")
+
+
+class _CompiledLookup:
+    """The key-by-digest query, compiled once per thread and database connection.
+
+    Building and compiling a queryset costs more than running the query it makes, on
+    every request that carries a key; the SQL, the columns and the converters do not
+    change, so they are made once by the ORM itself and reused with each digest.
+    """
+
+    _MARK = "mcp-endpoint-digest-placeholder"
+
+    def __init__(self, model: type[AbstractAPIKey], alias: str) -> None:
+        self.model = model
+        self.alias = alias
+        self.connection = connections[alias]
+        queryset = (
+            model._default_manager.using(alias)
+            .filter(digest=self._MARK)
+            .select_related("user")
+            .only(*KEY_COLUMNS)
+            .order_by()
+        )
+        compiler = queryset.query.get_compiler(using=alias)
+        sql, params = compiler.as_sql()
+        if list(params) != [self._MARK]:
+            raise RuntimeError("The API key lookup did not compile to one parameter.")
+        self.sql = sql
+        select = compiler.select
+        info = compiler.klass_info
+        assert info is not None
+        related = info["related_klass_infos"][0]
+        self.key_positions: list[int] = list(info["select_fields"])
+        self.user_positions: list[int] = list(related["select_fields"])
+        self.key_fields = [select[i][0].target.attname for i in self.key_positions]
+        self.user_fields = [select[i][0].target.attname for i in self.user_positions]
+        self.user_model = related["model"]
+        self.converters = compiler.get_converters([column for column, _, _ in select])
+
+    def fetch(self, digest: str) -> AbstractAPIKey | None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(self.sql, [digest])
+            found = cursor.fetchone()
+        if found is None:
+            return None
+        row = list(found)
+        for position, (converters, expression) in self.converters.items():
+            value = row[position]
+            for converter in converters:
+                value = converter(value, expression, self.connection)
+            row[position] = value
+        key = self.model.from_db(self.alias, self.key_fields, [row[i] for i in self.key_positions])
+        user = self.user_model.from_db(
+            self.alias, self.user_fields, [row[i] for i in self.user_positions]
+        )
+        key.user = user
+        return key
+
+
+_lookups = threading.local()
+
+
+def _compiled_lookup(model: type[AbstractAPIKey], alias: str) -> _CompiledLookup:
+    # Connections are per thread, and their converters belong to them: one lookup each.
+    found: dict[tuple[Any, ...], _CompiledLookup] = _lookups.__dict__.setdefault("by", {})
+    index = (model, alias, id(connections[alias]))
+    lookup = found.get(index)
+    if lookup is None or lookup.connection is not connections[alias]:
+        lookup = found[index] = _CompiledLookup(model, alias)
+    return lookup
 
 
 class APIKeyManager(models.Manager["AbstractAPIKey"]):
@@ -58,14 +133,21 @@ class APIKeyManager(models.Manager["AbstractAPIKey"]):
         return key, raw
 
     def get_for_raw_key(self, raw_key: str) -> AbstractAPIKey | None:
-        """The key row for a raw key, compared in constant time; None when unknown."""
-        prefix = split_key(raw_key)
-        if prefix is None:
+        """The key row for a raw key, with its user; None when unknown."""
+        if split_key(raw_key) is None:
             return None
-        # The prefix is unique: no ORDER BY, which .first() would add.
-        key = next(iter(self.select_related("user").filter(prefix=prefix).order_by()[:1]), None)
-        expected = key.digest if key is not None else "0" * 64
-        if not hmac.compare_digest(expected, digest_of(raw_key)) or key is None:
+        return self.get_for_digest(digest_of(raw_key))
+
+    def get_for_digest(self, digest: str) -> AbstractAPIKey | None:
+        """The key whose digest is ``digest``, with its user, in one indexed query.
+
+        Only the columns a credential needs are read (not ``name``, ``digest``,
+        ``created``). The lookup is by the digest, so what its timing could tell is about a
+        SHA-256 output, never about the secret; the digest is still compared in constant
+        time before the key is trusted.
+        """
+        key = _compiled_lookup(self.model, self.db).fetch(digest)
+        if key is None or not hmac.compare_digest(key.digest, digest):
             return None
         return key
 

@@ -4,14 +4,20 @@ Clients differ in what they accept: some do not resolve ``$ref``, some reject ty
 (``"type": ["string", "null"]``), all want an object root. :func:`portable` rewrites a
 schema, from pydantic or from drf-spectacular's OpenAPI output, into the subset every major
 client accepts: references inlined, nullability as ``anyOf`` with ``{"type": "null"}``,
-OpenAPI-only keywords dropped.
+OpenAPI-only keywords dropped, bounds as JSON numbers. :func:`metaschema_errors` says
+whether the result is valid JSON Schema 2020-12, and :func:`compact_choices` keeps long
+choice lists from filling a model's context.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from jsonschema import Draft202012Validator
 
 # OpenAPI and generator keywords that are not JSON Schema, or that only add noise for a model.
 DROPPED_KEYS = frozenset(
@@ -27,6 +33,28 @@ DROPPED_KEYS = frozenset(
         "$defs",
         "definitions",
         "components",
+    }
+)
+
+
+# Keywords whose value must be a JSON number. drf-spectacular's per-operation output carries
+# a DecimalField's bounds as Decimal objects (a whole document would be normalised later),
+# which become strings ("90.0") when encoded as they are.
+NUMERIC_KEYWORDS = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "minContains",
+        "maxContains",
     }
 )
 
@@ -104,7 +132,9 @@ def _convert(
             # OpenAPI 3.0's boolean form: fold it into a numeric bound.
             bound = "minimum" if key == "exclusiveMinimum" else "maximum"
             if value and bound in node:
-                out[key] = node[bound]
+                out[key] = as_number(node[bound])
+        elif key in NUMERIC_KEYWORDS:
+            out[key] = as_number(value)
         else:
             out[key] = copy.deepcopy(value)
     if "exclusiveMinimum" in out and isinstance(node.get("exclusiveMinimum"), bool):
@@ -176,6 +206,94 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     }
     inner = {k: v for k, v in schema.items() if k not in annotations}
     return {**annotations, "anyOf": [inner, {"type": "null"}]}
+
+
+def as_number(value: Any) -> Any:
+    """A bound as a JSON number: ``Decimal("90")`` and ``"90.0"`` become ``90``, ``"0.5"``
+    becomes ``0.5``; anything that is no number is left for the metaschema check to report."""
+    if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, Decimal | str):
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            return value
+        if not number.is_finite():
+            return value
+        return int(number) if number == number.to_integral_value() else float(number)
+    return value
+
+
+_METASCHEMA = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def metaschema_errors(schema: Any) -> list[str]:
+    """Where ``schema`` is not valid JSON Schema 2020-12 (empty when it is), as
+    ``Draft202012Validator.check_schema`` would find it, every error rather than the first."""
+    return [
+        f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+        for error in sorted(_METASCHEMA.iter_errors(schema), key=lambda e: list(e.absolute_path))
+    ]
+
+
+# drf-spectacular's generated description of a choice list: one "* `value` - Label" line per
+# choice, after the field's own help text.
+_CHOICE_LINE = re.compile(r"^\* `.*` - .*$", re.MULTILINE)
+
+
+def compact_choices(schema: Any, *, limit: int, output: bool) -> Any:
+    """``schema`` with its long choice lists (more than ``limit`` values) made compact.
+
+    In an input schema such a list stays as ``enum`` (the values a model must pick from),
+    once: a later property with the same list says which property lists them instead. The
+    generated markdown list of the same values is dropped from the description. In an
+    output schema the list is dropped and the type stays: the values are data to read,
+    not choices to make.
+    """
+    seen: dict[tuple[Any, ...], str] = {}
+    return _compact(schema, limit, output, seen, "")
+
+
+def _compact(
+    node: Any, limit: int, output: bool, seen: dict[tuple[Any, ...], str], where: str
+) -> Any:
+    if isinstance(node, list):
+        return [_compact(item, limit, output, seen, where) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in {"properties", "patternProperties"} and isinstance(value, Mapping):
+            out[key] = {
+                name: _compact(sub, limit, output, seen, name) for name, sub in value.items()
+            }
+        elif isinstance(value, Mapping | list) and key != "enum":
+            out[key] = _compact(value, limit, output, seen, where)
+        else:
+            out[key] = value
+    enum = out.get("enum")
+    if not isinstance(enum, list) or len([v for v in enum if v is not None]) <= limit:
+        return out
+    description = _CHOICE_LINE.sub("", str(out.get("description", ""))).strip()
+    if description:
+        out["description"] = description
+    else:
+        out.pop("description", None)
+    # A nullable copy of the list (None appended) is the same list.
+    values = tuple(repr(v) for v in enum if v is not None)
+    if output:
+        out.pop("enum")
+    elif values in seen and seen[values] != where:
+        out.pop("enum")
+        listed = f"One of the values listed for {seen[values]}."
+        out["description"] = f"{description} {listed}".strip()
+    else:
+        seen.setdefault(values, where)
+    if "type" not in out and "enum" not in out:
+        kinds = {type(v) for v in enum if v is not None}
+        if kinds == {str}:
+            out["type"] = "string"
+    return out
 
 
 def has_ref_or_type_array(schema: Any) -> bool:

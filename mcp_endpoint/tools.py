@@ -82,6 +82,17 @@ class Tool:
         """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
         raise NotImplementedError(".run() must be overridden")
 
+    def ready(self) -> bool:
+        """Whether the tool's schemas are known without building anything now (the system
+        checks look only at tools that are: building may need the database)."""
+        return True
+
+    def unavailable(self) -> str | None:
+        """Why the tool can be neither listed nor called (its schema could not be built, say),
+        or None when it can. Such a tool is left out of ``tools/list``, and a call to it is a
+        tool error that gives this reason."""
+        return None
+
     @property
     def read_only(self) -> bool:
         """Whether the tool says it changes nothing (it then runs without a transaction)."""

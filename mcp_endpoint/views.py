@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
-import json
 import logging
 import math
 import re
@@ -24,6 +23,7 @@ from django.http.response import HttpResponseBase
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.request import Request
 
 from mcp_endpoint import authentication, sessions, streaming, throttling
 from mcp_endpoint.protocol import jsonrpc
@@ -118,15 +118,23 @@ class MCPView(View):
 
     def authenticate(self, request: HttpRequest) -> tuple[Any, HttpResponse | None]:
         """The request's credential (None when it has none and needs none), or a 401."""
+        credential, _, refusal = self.authenticate_with_request(request)
+        return credential, refusal
+
+    def authenticate_with_request(
+        self, request: HttpRequest
+    ) -> tuple[Any, Request, HttpResponse | None]:
+        """The credential, the one DRF request it was read from, and a 401 or None."""
         assert self.endpoint is not None
         settings = self.endpoint.settings
+        drf_request = authentication.drf_request(request, settings.AUTHENTICATION_CLASSES)
         try:
-            credential = authentication.authenticate(request, settings.AUTHENTICATION_CLASSES)
+            credential = authentication.authenticate(drf_request)
         except authentication.CredentialRefused:
-            return None, self.unauthorized(request, refused=True)
+            return None, drf_request, self.unauthorized(request, refused=True)
         if credential is None and settings.REQUIRE_CREDENTIAL:
-            return None, self.unauthorized(request, refused=False)
-        return credential, None
+            return None, drf_request, self.unauthorized(request, refused=False)
+        return credential, drf_request, None
 
     # -- before any method -------------------------------------------------------------
 
@@ -166,30 +174,34 @@ class MCPView(View):
         if len(body) > limit:
             return self.too_large(limit)
 
-        credential, refusal = self.authenticate(request)
+        credential, drf_request, refusal = self.authenticate_with_request(request)
         if refusal is not None:
             return refusal
-
-        wait = throttling.check(
-            request, credential, throttling.throttle_classes(settings.THROTTLE_CLASSES)
+        limits = throttling.RateLimits(
+            drf_request,
+            credential,
+            throttling.throttle_classes(settings.THROTTLE_CLASSES),
+            settings.PROTOCOL_RATE,
         )
-        if wait is not None:
-            seconds = max(1, math.ceil(wait))
-            return error_response(
-                429,
-                jsonrpc.REQUEST_REFUSED,
-                f"Too Many Requests: rate limit reached, retry in {seconds} s",
-                {"retry_after": seconds},
-                headers={"Retry-After": str(seconds)},
-            )
 
         try:
-            message = json.loads(body.decode("utf-8"))
+            message = jsonrpc.loads(body)
         except UnicodeDecodeError:
             return error_response(400, jsonrpc.PARSE_ERROR, "Parse error: the body is not UTF-8")
         except ValueError:
             return error_response(400, jsonrpc.PARSE_ERROR, "Parse error: the body is not JSON")
-        return self.answer(request, message, credential)
+        return self.answer(request, message, credential, limits)
+
+    def rate_limited(self, wait: float, request_id: Any = None) -> HttpResponse:
+        seconds = retry_after(wait)
+        return error_response(
+            429,
+            jsonrpc.REQUEST_REFUSED,
+            f"Too Many Requests: rate limit reached, retry in {seconds} s",
+            {"retry_after": seconds},
+            request_id,
+            headers={"Retry-After": str(seconds)},
+        )
 
     def too_large(self, limit: int) -> HttpResponse:
         return error_response(
@@ -224,10 +236,19 @@ class MCPView(View):
 
     # -- messages ----------------------------------------------------------------------
 
-    def answer(self, request: HttpRequest, message: Any, credential: Any) -> HttpResponseBase:
+    def answer(
+        self,
+        request: HttpRequest,
+        message: Any,
+        credential: Any,
+        limits: throttling.RateLimits,
+    ) -> HttpResponseBase:
         header_version = request.META.get("HTTP_MCP_PROTOCOL_VERSION")
         if isinstance(message, list):
-            return self.answer_batch(request, message, credential, header_version)
+            return self.answer_batch(request, message, credential, header_version, limits)
+        wait = limits.check(message)
+        if wait is not None:
+            return self.rate_limited(wait, jsonrpc.request_id_of(message))
         era = era_of(message, header_version)
         context = RequestContext(
             era=era,
@@ -258,7 +279,12 @@ class MCPView(View):
         return json_response(answer, self.status_of(answer, context.era))
 
     def answer_batch(
-        self, request: HttpRequest, batch: list[Any], credential: Any, header_version: str | None
+        self,
+        request: HttpRequest,
+        batch: list[Any],
+        credential: Any,
+        header_version: str | None,
+        limits: throttling.RateLimits,
     ) -> HttpResponse:
         if not batch:
             return error_response(400, jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch")
@@ -269,7 +295,23 @@ class MCPView(View):
                 "Invalid Request: batches are not part of the 2026-07-28 revision",
             )
         answers = []
+        waits: list[float] = []
         for message in batch:
+            # Each message counts as it would alone; one over the limit is answered so in its
+            # place, and the others still run.
+            wait = limits.check(message)
+            if wait is not None:
+                waits.append(wait)
+                seconds = retry_after(wait)
+                answers.append(
+                    jsonrpc.error(
+                        jsonrpc.request_id_of(message),
+                        jsonrpc.REQUEST_REFUSED,
+                        f"Too Many Requests: rate limit reached, retry in {seconds} s",
+                        {"retry_after": seconds},
+                    )
+                )
+                continue
             context = RequestContext(
                 era=LEGACY,
                 protocol_version=header_version or DEFAULT_LEGACY_HEADER_VERSION,
@@ -283,9 +325,12 @@ class MCPView(View):
             answer = self.endpoint.handle(message, context)  # type: ignore[union-attr]
             if answer is not None:
                 answers.append(answer)
+        headers = {"Retry-After": str(retry_after(max(waits)))} if waits else None
         if not answers:
             return empty_response(202)
-        return json_response(answers)
+        # Every message refused: the batch as a whole was over the limit.
+        status = 429 if len(waits) == len(batch) else 200
+        return json_response(answers, status, headers)
 
     def status_of(self, answer: dict[str, Any], era: str) -> int:
         error = answer.get("error")
@@ -361,6 +406,11 @@ class MCPView(View):
                     request_id,
                 )
         return None
+
+
+def retry_after(wait: float) -> int:
+    """Whole seconds for ``Retry-After``: at least 1, so a client never retries at once."""
+    return max(1, math.ceil(wait))
 
 
 def decode_header_value(raw: str) -> str | None:

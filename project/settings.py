@@ -6,6 +6,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``REDIS_URL``: ``redis://host:port/db`` for Django's cache; a file cache when unset, so
   that several worker processes on one machine still share throttles.
 - ``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS``.
+- ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
+  default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_MCP_SESSIONS=1`` turns legacy MCP sessions on (``DEMO_MCP_SESSION_IDLE_SECONDS``,
   ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
 """
@@ -156,7 +158,8 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "project.tracker.pagination.TaskTrackerPagination",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    # Counted with the cache's atomic incr, so the budget holds across worker processes.
+    "DEFAULT_THROTTLE_CLASSES": ["mcp_endpoint.throttling.AtomicUserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": os.environ.get("DEMO_USER_THROTTLE", "2000/minute")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
@@ -207,6 +210,10 @@ MCP_ENDPOINT = {
     "SERVER_TITLE": "Task tracker",
     "SERVER_VERSION": "1.0.0",
     "INSTRUCTIONS_TEMPLATE": "tracker/mcp_instructions.txt",
+    # Protocol messages (initialize, ping, lists) per API key or token; the work counts
+    # against REST_FRAMEWORK's throttles.
+    "PROTOCOL_RATE": os.environ.get("DEMO_PROTOCOL_RATE", "1200/minute"),
+    "API_KEY_CACHE_SECONDS": int(os.environ.get("DEMO_API_KEY_CACHE_SECONDS", "0")),
     # The admin's log of tool calls (one row per call).
     "LOG_TOOL_CALLS": True,
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),

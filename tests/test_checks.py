@@ -14,8 +14,19 @@ import pytest
 from django.core.checks import CheckMessage
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from mcp_endpoint.checks import check_registries, check_settings
+from mcp_endpoint.checks import (
+    check_registries,
+    check_settings,
+    check_tool_schemas_with_database,
+)
 from mcp_endpoint.endpoint import Endpoint, endpoints
 from mcp_endpoint.prompts import PromptArgument
 from mcp_endpoint.tools import Tool
@@ -198,6 +209,35 @@ def test_e005_good_origins(make_endpoint: MakeEndpoint) -> None:
     assert messages(check_settings, "mcp_endpoint.E005") == []
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("LARGE_CHOICE_LIST", 0),
+        ("TOOL_BUDGET_BYTES", "16KB"),
+        ("TOOLS_LIST_BUDGET_BYTES", True),
+        ("FILTER_LOOKUPS", "some"),
+        ("ARRAY_BODIES", "yes"),
+        ("API_VERSION", 2),
+    ],
+)
+def test_e050_bad_schema_settings(make_endpoint: MakeEndpoint, key: str, value: Any) -> None:
+    make_endpoint(**{key: value})
+    message = only(check_settings, "mcp_endpoint.E050")
+    assert key in message.msg
+
+
+def test_e050_good_schema_settings(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(
+        LARGE_CHOICE_LIST=10,
+        TOOL_BUDGET_BYTES=4096,
+        TOOLS_LIST_BUDGET_BYTES=65536,
+        FILTER_LOOKUPS="all",
+        ARRAY_BODIES=True,
+        API_VERSION="4.1",
+    )
+    assert messages(check_settings, "mcp_endpoint.E050") == []
+
+
 # -- registries: E010 to E014 -------------------------------------------------------------------
 
 
@@ -284,6 +324,15 @@ def test_e012_object_root_is_required_even_when_turned_off(make_endpoint: MakeEn
     only(check_registries, "mcp_endpoint.E012")
 
 
+def test_e012_a_schema_the_metaschema_refuses(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    schema = {"type": "object", "properties": {"lat": {"type": "number", "maximum": "90.0"}}}
+    endpoint.add_tool(SchemaTool("stringly_bounded", schema))
+    message = only(check_registries, "mcp_endpoint.E012")
+    assert "2020-12" in message.msg
+    assert "properties/lat/maximum" in message.msg
+
+
 def test_e013_duplicate_resource(make_endpoint: MakeEndpoint) -> None:
     endpoint = make_endpoint()
 
@@ -328,3 +377,110 @@ def test_e014_duplicate_prompt(make_endpoint: MakeEndpoint) -> None:
     )
     message = only(check_registries, "mcp_endpoint.E014")
     assert "'same_prompt'" in message.msg
+
+
+# -- sizes: W051, W052 -----------------------------------------------------------------------------
+
+
+def add_wordy_tools(endpoint: Endpoint, count: int) -> None:
+    for n in range(count):
+
+        @endpoint.tool(name=f"wordy_{n}", description="Says a great deal. " * 20)
+        def wordy() -> str:
+            return "..."
+
+
+def test_w051_one_tool_over_its_budget(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(TOOL_BUDGET_BYTES=300)
+    add_wordy_tools(endpoint, 1)
+    [message] = messages(check_registries, "mcp_endpoint.W051")
+    assert not message.is_serious()
+    assert "'wordy_0'" in message.msg and "300" in message.msg
+    assert message.hint
+
+
+def test_w051_within_the_budget(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(TOOL_BUDGET_BYTES=2000)
+    add_wordy_tools(endpoint, 1)
+    assert messages(check_registries, "mcp_endpoint.W051") == []
+
+
+def test_w052_the_whole_list_over_its_budget(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    add_wordy_tools(endpoint, 4)
+    [message] = messages(check_registries, "mcp_endpoint.W052")
+    assert not message.is_serious()
+    assert "4 tools" in message.msg and "1500" in message.msg
+    assert message.hint
+
+
+def test_w052_within_the_budget(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    add_wordy_tools(endpoint, 2)
+    assert messages(check_registries, "mcp_endpoint.W052") == []
+
+
+# -- a body with no fields: W050 -------------------------------------------------------------------
+
+
+class FreeFormViewSet(viewsets.ViewSet):
+    """Takes any JSON object: no fields for a model to fill in."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def create(self, request: Request) -> Response:
+        return Response(request.data, status=201)
+
+
+def test_w050_a_body_without_fields(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint()
+    endpoint.register_viewset(FreeFormViewSet, basename="free_form")
+    [message] = messages(check_registries, "mcp_endpoint.W050")
+    assert not message.is_serious()
+    assert "'create_free_form'" in message.msg
+    assert message.hint is not None and "@extend_schema(request=" in message.hint
+
+
+# -- the database: never read by the checks, unless asked ------------------------------------------
+
+
+@pytest.mark.django_db
+def test_checks_leave_a_schema_that_reads_the_database_for_later(
+    make_endpoint: MakeEndpoint,
+) -> None:
+    from tests.hosts.inventory.views import JournalEntryViewSet
+
+    endpoint = make_endpoint()
+    [registration] = [endpoint.register_viewset(JournalEntryViewSet, include=["create"])]
+    with CaptureQueriesContext(connection) as queries:
+        found = [m for m in check_registries() if m.obj is endpoint]
+    assert len(queries) == 0
+    assert found == []
+    assert registration.deferred and not registration.built
+    [tool] = endpoint.tools
+    assert not tool.ready()
+
+    # Not asked for the database: nothing; asked, once migrated: built, and clean.
+    assert check_tool_schemas_with_database(databases=None) == []
+    with CaptureQueriesContext(connection) as queries:
+        deep = [m for m in check_tool_schemas_with_database(databases=["default"])]
+    assert len(queries) > 0
+    assert [m for m in deep if m.obj is endpoint] == []
+    assert registration.built and tool.unavailable() is None
+    assert "inventory.site" in str(tool.input_schema)
+
+
+@pytest.mark.django_db
+def test_first_use_builds_what_the_checks_left(make_endpoint: MakeEndpoint) -> None:
+    from tests.hosts.inventory.views import JournalEntryViewSet
+
+    endpoint = make_endpoint()
+    registration = endpoint.register_viewset(JournalEntryViewSet, include=["create"])
+    check_registries()
+    assert registration.deferred
+    [tool] = endpoint.tools
+    assert tool.unavailable() is None  # built now, with the database
+    assert tool.input_schema["properties"]["assigned_object_type"]["enum"] == [
+        "inventory.device",
+        "inventory.devicetype",
+        "inventory.site",
+    ]

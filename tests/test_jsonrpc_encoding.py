@@ -48,6 +48,34 @@ def test_dates_decimals_and_lazy_strings() -> None:
     assert json.loads(jsonrpc.dumps(jsonrpc.result(1, value)))["result"] == {
         "when": "2026-12-01",
         "at": "2026-12-01T08:30:00+00:00",
-        "price": "1.50",
+        # A number, as the REST API writes it (DRF's encoder): a serializer that wants a
+        # string (COERCE_DECIMAL_TO_STRING, the default) hands over a string already.
+        "price": 1.5,
         "label": "Open",
     }
+
+
+def test_the_fast_encoder_writes_what_the_standard_library_writes() -> None:
+    value = {
+        "text": 'naïve \x00 \u2028 \U0001f600 "quoted" back\\slash',
+        "numbers": [0, -1, 2**63 - 1, 1.5, 0.1, True, None],
+        "nested": {"when": datetime.datetime(2026, 12, 1, 8, 30, 1, 5, tzinfo=datetime.UTC)},
+        7: "an integer key",
+    }
+    expected = json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), default=lambda v: v.isoformat()
+    )
+    assert jsonrpc.encode(value) == expected
+
+
+def test_what_the_fast_encoder_refuses_goes_to_the_standard_library() -> None:
+    # Integers past 64 bits (a tool may compute one) are still valid JSON numbers.
+    assert jsonrpc.encode({"big": 2**70}) == '{"big":1180591620717411303424}'
+    assert json.loads(jsonrpc.dumps(jsonrpc.result(1, {"n": -(2**80)})))["result"] == {
+        "n": -(2**80)
+    }
+
+
+def test_non_finite_numbers_become_null_so_the_answer_stays_json() -> None:
+    text = jsonrpc.encode({"nan": float("nan"), "inf": float("inf")})
+    assert json.loads(text) == {"nan": None, "inf": None}

@@ -5,13 +5,21 @@ from __future__ import annotations
 import copy
 import datetime
 import enum
+from decimal import Decimal
 from typing import Any, Literal
 
 import pydantic
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcp_endpoint.schema import SchemaError, has_ref_or_type_array, portable
+from mcp_endpoint.schema import (
+    SchemaError,
+    as_number,
+    compact_choices,
+    has_ref_or_type_array,
+    metaschema_errors,
+    portable,
+)
 
 
 def is_portable(schema: Any) -> None:
@@ -448,3 +456,134 @@ def test_has_ref_or_type_array() -> None:
     assert has_ref_or_type_array({"anyOf": [{"type": ["string", "null"]}]})
     assert has_ref_or_type_array([{"$ref": "#/x"}])
     assert not has_ref_or_type_array({"type": "object", "properties": {"a": {"type": "string"}}})
+
+
+# -- numbers stay numbers --------------------------------------------------------------------
+
+
+def test_decimal_bounds_become_numbers() -> None:
+    # What drf-spectacular gives per operation for a DecimalField(min_value=-90, max_value=90).
+    schema = {
+        "type": "number",
+        "format": "double",
+        "maximum": Decimal("90"),
+        "minimum": Decimal("-90.5"),
+        "multipleOf": Decimal("0.000001"),
+        "nullable": True,
+    }
+    out = portable(schema)
+    assert out == {
+        "anyOf": [
+            {
+                "type": "number",
+                "format": "double",
+                "maximum": 90,
+                "minimum": -90.5,
+                "multipleOf": 0.000001,
+            },
+            {"type": "null"},
+        ]
+    }
+    assert metaschema_errors(out) == []
+
+
+def test_bounds_encoded_as_strings_become_numbers() -> None:
+    schema = {"type": "object", "properties": {"lat": {"type": "number", "maximum": "90.0"}}}
+    assert metaschema_errors(schema)  # as the raw output came: invalid 2020-12
+    out = portable(schema)
+    assert out["properties"]["lat"]["maximum"] == 90
+    assert isinstance(out["properties"]["lat"]["maximum"], int)
+    assert metaschema_errors(out) == []
+
+
+def test_boolean_exclusive_bound_from_a_decimal() -> None:
+    out = portable({"type": "number", "minimum": Decimal("0"), "exclusiveMinimum": True})
+    assert out == {"type": "number", "exclusiveMinimum": 0}
+
+
+@pytest.mark.parametrize(
+    ("value", "number"),
+    [(Decimal("90"), 90), ("90.0", 90), ("0.5", 0.5), (3, 3), (2.5, 2.5), ("-1", -1)],
+)
+def test_as_number(value: Any, number: Any) -> None:
+    assert as_number(value) == number
+    assert type(as_number(value)) is type(number)
+
+
+@pytest.mark.parametrize("value", ["ninety", "NaN", "Infinity", True, None])
+def test_as_number_leaves_what_is_no_number(value: Any) -> None:
+    assert as_number(value) is value or as_number(value) == value
+
+
+def test_metaschema_errors_name_every_place() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "number", "maximum": "9"}, "b": {"type": "strung"}},
+    }
+    errors = metaschema_errors(schema)
+    assert len(errors) == 2
+    assert errors[0].startswith("properties/a/maximum: ")
+    assert errors[1].startswith("properties/b/type: ")
+
+
+# -- long choice lists --------------------------------------------------------------------------
+
+ZONES = [f"Zone/{n:03d}" for n in range(600)]
+GENERATED = "\n".join(f"* `{z}` - Time zone {z[-3:]}" for z in ZONES)
+
+
+def zone_schema(nullable_copy: bool = True) -> dict[str, Any]:
+    zone = {"type": "string", "enum": ZONES, "description": f"Where it is.\n\n{GENERATED}"}
+    negated = {"anyOf": [{**zone, "enum": [*ZONES, None]}, {"type": "null"}]}
+    return {
+        "type": "object",
+        "properties": {
+            "time_zone": zone,
+            "time_zone__n": negated if nullable_copy else zone,
+            "status": {
+                "type": "string",
+                "enum": ["active", "retired"],
+                "description": "* `active` - Active\n* `retired` - Retired",
+            },
+        },
+    }
+
+
+def test_a_long_choice_list_is_listed_once_per_input_schema() -> None:
+    out = compact_choices(zone_schema(), limit=50, output=False)
+    first, second = out["properties"]["time_zone"], out["properties"]["time_zone__n"]
+    assert first == {"type": "string", "enum": ZONES, "description": "Where it is."}
+    assert second == {
+        "anyOf": [
+            {
+                "type": "string",
+                "description": "Where it is. One of the values listed for time_zone.",
+            },
+            {"type": "null"},
+        ]
+    }
+    assert str(out).count("Zone/599") == 1
+    assert metaschema_errors(out) == []
+
+
+def test_a_short_choice_list_keeps_its_labels() -> None:
+    out = compact_choices(zone_schema(), limit=50, output=False)
+    assert out["properties"]["status"] == zone_schema()["properties"]["status"]
+
+
+def test_no_long_choice_list_in_an_output_schema() -> None:
+    out = compact_choices(zone_schema(nullable_copy=False), limit=50, output=True)
+    assert out["properties"]["time_zone"] == {"type": "string", "description": "Where it is."}
+    assert "Zone/" not in str(out)
+    assert out["properties"]["status"]["enum"] == ["active", "retired"]
+
+
+def test_the_limit_is_a_count_of_values() -> None:
+    schema = zone_schema()
+    assert compact_choices(schema, limit=600, output=True) == schema
+    assert compact_choices(schema, limit=599, output=True) != schema
+
+
+def test_a_list_without_a_type_gets_one_when_its_values_go() -> None:
+    schema = {"enum": ZONES}
+    assert compact_choices(schema, limit=50, output=True) == {"type": "string"}

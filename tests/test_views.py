@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
-from rest_framework.settings import api_settings
-from rest_framework.throttling import SimpleRateThrottle
 
 from mcp_endpoint import site
 from mcp_endpoint.models import APIKey
@@ -602,86 +599,6 @@ def test_legacy_request_is_not_checked_for_modern_headers(rpc: MCPClient) -> Non
     response = rpc.post(PING, headers={"Mcp-Method": "something/else", "Mcp-Name": "x"})
     assert response.status_code == 200
     assert response.json()["result"] == {}
-
-
-# -- rate limit ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def tight_throttle(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Three requests a minute per user, counted in a cache of the test's own."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": "mcp-endpoint-tests-throttle",
-        }
-    }
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"user": "3/minute"},
-    }
-    # DRF reloads api_settings on setting_changed, but SimpleRateThrottle copied the rates
-    # into a class attribute when it was defined; point it at the reloaded ones.
-    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", api_settings.DEFAULT_THROTTLE_RATES)
-    assert SimpleRateThrottle.THROTTLE_RATES["user"] == "3/minute"
-    # Local-memory caches live as long as the process: start and end with empty counters.
-    cache.clear()
-    yield
-    cache.clear()
-
-
-def assert_throttled(response: Any) -> None:
-    error = rpc_error(response, 429, -32000)
-    retry_after = int(response["Retry-After"])
-    assert 1 <= retry_after <= 60
-    assert error["data"] == {"retry_after": retry_after}
-
-
-def api_get(client: Client, key: str) -> Any:
-    return client.get("/api/tasks/", headers={"Authorization": f"Bearer {key}"})
-
-
-@pytest.mark.usefixtures("tight_throttle")
-def test_rate_limit(rpc: MCPClient) -> None:
-    for _ in range(3):
-        assert rpc.post(PING).status_code == 200
-    assert_throttled(rpc.post(PING))
-
-
-@pytest.mark.usefixtures("tight_throttle")
-def test_rate_limit_is_per_user(
-    mcp_client: Callable[..., MCPClient], alice_key: str, bob: Any
-) -> None:
-    alice = mcp_client(alice_key)
-    for _ in range(3):
-        alice.post(PING)
-    assert_throttled(alice.post(PING))
-    assert mcp_client(make_key(bob)).post(PING).status_code == 200
-
-
-@pytest.mark.usefixtures("tight_throttle")
-def test_rest_spends_the_mcp_budget(client: Client, rpc: MCPClient, alice_key: str) -> None:
-    for _ in range(3):
-        assert api_get(client, alice_key).status_code == 200
-    assert_throttled(rpc.post(PING))
-
-
-@pytest.mark.usefixtures("tight_throttle")
-def test_mcp_spends_the_rest_budget(client: Client, rpc: MCPClient, alice_key: str) -> None:
-    for _ in range(3):
-        assert rpc.post(PING).status_code == 200
-    response = api_get(client, alice_key)
-    assert response.status_code == 429
-    assert "Retry-After" in response
-
-
-@pytest.mark.usefixtures("tight_throttle")
-def test_two_keys_of_one_user_share_the_budget(
-    mcp_client: Callable[..., MCPClient], alice: Any, alice_key: str
-) -> None:
-    for _ in range(3):
-        mcp_client(alice_key).post(PING)
-    assert_throttled(mcp_client(make_key(alice, "read")).post(PING))
 
 
 # -- CSRF ---------------------------------------------------------------------------------------

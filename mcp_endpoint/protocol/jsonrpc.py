@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
+
+import orjson
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -113,11 +116,33 @@ class Encoded(dict[str, Any]):
 
     def __init__(self, value: dict[str, Any]) -> None:
         super().__init__(value)
-        self.text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        self.text = encode(value)
 
 
 # A string no answer can contain by accident: NUL characters and a per-process secret.
 _SPLICE = f"\x00{secrets.token_hex(8)}:"
+
+
+def loads(body: bytes) -> Any:
+    """A request body as JSON: ``UnicodeDecodeError`` or ``ValueError`` when it is not.
+
+    The one place the transport decodes JSON, as :func:`dumps` is the one place it encodes.
+    """
+    return json.loads(body.decode("utf-8"))
+
+
+def encode(value: Any) -> str:
+    """``value`` as compact JSON text: the one encoder of every answer.
+
+    orjson, measured about twenty times faster than the standard library on answers
+    (benchmarks), writes the same text for what answers hold (UTF-8 as is, ``\\u0000``
+    escapes, ISO dates); what it refuses (integers past 64 bits) goes to the standard
+    library instead.
+    """
+    try:
+        return orjson.dumps(value, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default)
 
 
 def dumps(message: Any) -> str:
@@ -129,14 +154,14 @@ def dumps(message: Any) -> str:
             if isinstance(value, list) and value and all(type(v) is Encoded for v in value):
                 pieces[key] = "[" + ",".join(v.text for v in value) + "]"
     if not pieces or not isinstance(result, dict):
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=_default)
+        return encode(message)
     shallow = {
         **message,
         "result": {k: (_SPLICE + k if k in pieces else v) for k, v in result.items()},
     }
-    text = json.dumps(shallow, ensure_ascii=False, separators=(",", ":"), default=_default)
+    text = encode(shallow)
     for key, piece in pieces.items():
-        text = text.replace(json.dumps(_SPLICE + key, ensure_ascii=False), piece, 1)
+        text = text.replace(encode(_SPLICE + key), piece, 1)
     return text
 
 
@@ -144,4 +169,8 @@ def _default(value: Any) -> Any:
     """What json cannot encode by itself: lazy translations, dates, decimals, UUIDs."""
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if isinstance(value, Decimal):
+        # A number, as DRF's own encoder writes it: a serializer that wanted a string
+        # (COERCE_DECIMAL_TO_STRING) made one already.
+        return float(value)
     return str(value)

@@ -1,0 +1,226 @@
+"""Calling a viewset action for a tool: the inner request and the view that answers it.
+
+A tool call becomes a real Django request (method, path, query string, JSON body) made
+from the MCP request (host, scheme, client address, headers, cookies), dispatched to a
+subclass of the host's viewset. The subclass differs from the viewset only through DRF's
+documented hooks, so that one MCP request costs what one REST request costs:
+
+- :meth:`get_authenticators`: when one of the view's own authentication classes already
+  authenticated the caller at the transport, its result is reused instead of looked up a
+  second time (a second look-up would also refuse an OAuth token bound to the MCP
+  endpoint, since the view's URL is another resource);
+- :meth:`get_throttles`: throttles whose counter the transport already advanced for this
+  HTTP request are not counted again.
+
+What the view needs to know of the call travels as an init argument of the view
+(:class:`Caller`), the way ``as_view(**initkwargs)`` hands attributes to a Django view.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
+
+from django.conf import settings as django_settings
+from django.core.handlers.wsgi import WSGIRequest
+from django.db import IntegrityError
+from django.http import HttpRequest, HttpResponseBase
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.tools import ToolError
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.rest_framework.spec import ActionSpec
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls the view, and what the transport already counted for this request."""
+
+    credential: Credential | None
+    counted_throttle_keys: frozenset[str] = frozenset()
+
+
+def tool_view_class(viewset: type[Any]) -> type[Any]:
+    """The viewset as it runs a tool call (see the module's docstring)."""
+
+    def get_authenticators(self: Any) -> list[BaseAuthentication]:
+        authenticators: list[BaseAuthentication] = viewset.get_authenticators(self)
+        credential = self.caller.credential if self.caller is not None else None
+        if credential is None:
+            return authenticators
+        return [
+            verified(a, credential) if isinstance(credential.authenticator, type(a)) else a
+            for a in authenticators
+        ]
+
+    def get_throttles(self: Any) -> list[BaseThrottle]:
+        throttles: list[BaseThrottle] = viewset.get_throttles(self)
+        counted = self.caller.counted_throttle_keys if self.caller is not None else ()
+        if not counted:
+            return throttles
+        return [
+            t
+            for t in throttles
+            if not (
+                isinstance(t, SimpleRateThrottle) and t.get_cache_key(self.request, self) in counted
+            )
+        ]
+
+    return type(
+        viewset.__name__,
+        (viewset,),
+        {
+            "caller": None,
+            "get_authenticators": get_authenticators,
+            "get_throttles": get_throttles,
+            "__module__": viewset.__module__,
+            "__qualname__": viewset.__qualname__,
+            "__doc__": viewset.__doc__,
+        },
+    )
+
+
+def verified(authenticator: BaseAuthentication, credential: Credential) -> BaseAuthentication:
+    """An instance of the view's own authentication class that answers with ``credential``.
+
+    Only used when ``credential`` was authenticated by that very class (or a subclass) at
+    the transport, for the same ``Authorization`` header: the class already said yes.
+    """
+    instance = _verified_class(type(authenticator))()
+    instance.__dict__.update(authenticator.__dict__)
+    instance.credential = credential
+    return instance
+
+
+_verified_classes: dict[type[BaseAuthentication], type[Any]] = {}
+
+
+def _verified_class(cls: type[BaseAuthentication]) -> type[Any]:
+    def authenticate(self: Any, request: Request) -> tuple[Any, Any]:
+        return self.credential.user, self.credential.auth
+
+    if cls not in _verified_classes:
+        _verified_classes[cls] = type(
+            cls.__name__, (cls,), {"authenticate": authenticate, "__module__": cls.__module__}
+        )
+    return _verified_classes[cls]
+
+
+def call_view(
+    spec: ActionSpec,
+    view_class: type[Any],
+    arguments: Mapping[str, Any],
+    http_request: HttpRequest,
+    caller: Caller,
+    call: Any = None,
+) -> tuple[HttpResponseBase, dict[str, str]]:
+    """Dispatch one call to the view; the response and the URL kwargs it was given."""
+    route = spec.route
+    method = route.method
+    kwargs = {spec.path_arguments[n]: str(arguments[n]) for n in spec.path_arguments}
+    path = re.sub(
+        r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
+    )
+    query = {k: v for k, v in arguments.items() if k in spec.query_arguments and v is not None}
+    # The grouped lookups are query parameters like the others (their names were checked
+    # against the filterset's when the arguments were validated).
+    lookups = arguments.get(LOOKUPS_ARGUMENT) if spec.lookup_arguments else None
+    if isinstance(lookups, Mapping):
+        query.update({k: v for k, v in lookups.items() if k in spec.lookup_arguments})
+    body: Any
+    if spec.body_list:
+        body = arguments.get(ITEMS_ARGUMENT)
+    elif spec.body_nested:
+        body = arguments.get("body")
+    elif spec.body_arguments or method in WRITE_METHODS:
+        body = {k: v for k, v in arguments.items() if k in spec.body_arguments}
+    else:
+        body = None
+    request = inner_request(http_request, method, path, query, body, accept=spec.accept)
+    request.mcp = call  # type: ignore[attr-defined]
+    view: Callable[..., HttpResponseBase] = view_class.as_view(
+        route.callback.actions, **route.callback.initkwargs, caller=caller
+    )
+    try:
+        response = view(request, **kwargs)
+    except IntegrityError as exc:
+        raise ToolError(
+            "The change conflicts with existing data",
+            code="conflict",
+            detail=str(exc).splitlines()[0][:200],
+        ) from exc
+    return response, kwargs
+
+
+def inner_request(
+    request: HttpRequest,
+    method: str,
+    path: str,
+    query: Mapping[str, Any],
+    body: Any,
+    *,
+    accept: str = "application/json",
+) -> HttpRequest:
+    """A Django request for the view, made from the MCP request (host, scheme, client, auth).
+
+    ``accept`` is its ``Accept`` header: JSON, with the API version the view was described
+    for when the view reads its version there (``AcceptHeaderVersioning``).
+    """
+    payload = b"" if body is None else json.dumps(body).encode("utf-8")
+    environ = {
+        k: v
+        for k, v in request.META.items()
+        if isinstance(k, str) and not k.startswith(("HTTP_MCP_", "wsgi.", "CONTENT_"))
+    }
+    environ.update(
+        {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "SCRIPT_NAME": request.META.get("SCRIPT_NAME", ""),
+            "QUERY_STRING": urlencode({k: query_value(v) for k, v in query.items()}, doseq=True),
+            "HTTP_ACCEPT": accept,
+            "wsgi.input": io.BytesIO(payload),
+            "wsgi.url_scheme": request.scheme,
+            "wsgi.version": (1, 0),
+            "wsgi.errors": request.META.get("wsgi.errors", io.StringIO()),
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+        }
+    )
+    if body is not None:
+        environ["CONTENT_TYPE"] = "application/json"
+        environ["CONTENT_LENGTH"] = str(len(payload))
+    inner = WSGIRequest(environ)
+    # What middleware would have set on a REST request with the same headers and cookies.
+    if hasattr(request, "user"):
+        inner.user = request.user
+    if hasattr(request, "session"):
+        inner.session = request.session
+    if "django.contrib.messages" in django_settings.INSTALLED_APPS:
+        from django.contrib.messages.storage import default_storage
+
+        inner._messages = default_storage(inner)  # type: ignore[attr-defined]
+    return inner
+
+
+def query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return [query_value(v) for v in value]
+    return value

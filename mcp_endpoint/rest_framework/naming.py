@@ -1,0 +1,64 @@
+"""Tool names from viewsets: verbs for actions, nouns from models or basenames."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.utils.encoding import force_str
+
+# Standard actions: the verb of the tool name, and whether the noun is plural.
+STANDARD_ACTIONS: dict[str, tuple[str, bool]] = {
+    "list": ("list", True),
+    "retrieve": ("get", False),
+    "create": ("create", False),
+    "update": ("replace", False),
+    "partial_update": ("update", False),
+    "destroy": ("delete", False),
+}
+
+
+def viewset_actions(viewset: type[Any]) -> list[tuple[str, bool]]:
+    """(action, detail) for the standard actions the viewset has and its extra actions."""
+    found = [(a, a not in ("list", "create")) for a in STANDARD_ACTIONS if hasattr(viewset, a)]
+    for extra in viewset.get_extra_actions():
+        found.append((extra.__name__, bool(getattr(extra, "detail", False))))
+    return found
+
+
+def default_tool_name(action: str, detail: bool, singular: str, plural: str) -> str:
+    verb, many = STANDARD_ACTIONS.get(action, (action, not detail))
+    return f"{verb}_{plural if many else singular}"
+
+
+def model_of(viewset: type[Any]) -> Any:
+    queryset = getattr(viewset, "queryset", None)
+    if queryset is not None:
+        return queryset.model
+    serializer = getattr(viewset, "serializer_class", None)
+    return getattr(getattr(serializer, "Meta", None), "model", None)
+
+
+def default_basename(viewset: type[Any]) -> str:
+    model = model_of(viewset)
+    if model is not None:
+        return str(model._meta.model_name)
+    name = viewset.__name__.removesuffix("ViewSet").removesuffix("Viewset")
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() or "item"
+
+
+def nouns(
+    viewset: type[Any], basename: str, singular: str | None, plural: str | None
+) -> tuple[str, str]:
+    """(singular, plural) for tool names: the model's verbose names, else the basename."""
+    model = model_of(viewset)
+    if model is not None:
+        one = force_str(model._meta.verbose_name)
+        many = force_str(model._meta.verbose_name_plural)
+    else:
+        one, many = basename, f"{basename}s"
+    return identifier(singular or one), identifier(plural or many)
+
+
+def identifier(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()

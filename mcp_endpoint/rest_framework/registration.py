@@ -1,0 +1,322 @@
+"""Registering viewsets and routers on an endpoint; each action becomes a :class:`ViewSetTool`.
+
+A registration knows its viewset, its options and its tools. It builds the tools' specs
+once per process, on first use (routes are read from the host's URL conf, which is not
+loaded yet when ``mcp.py`` modules register), and reports what it could not build through
+:meth:`ViewSetRegistration.check`, which the endpoint's checks collect.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from django.core.checks import CheckMessage, Error, Warning
+from django.db import DatabaseError
+from drf_spectacular.generators import EndpointEnumerator, SchemaGenerator
+from rest_framework.routers import SimpleRouter
+
+from mcp_endpoint.database import DatabaseNeeded, database_blocked
+from mcp_endpoint.rest_framework.calling import tool_view_class
+from mcp_endpoint.rest_framework.naming import (
+    default_basename,
+    default_tool_name,
+    nouns,
+    viewset_actions,
+)
+from mcp_endpoint.rest_framework.spec import (
+    ActionOptions,
+    ActionSpec,
+    Route,
+    SchemaOptions,
+    build_spec,
+)
+from mcp_endpoint.rest_framework.tool import ViewSetTool
+
+if TYPE_CHECKING:
+    from rest_framework.routers import BaseRouter
+
+    from mcp_endpoint.endpoint import Endpoint
+
+logger = logging.getLogger("mcp_endpoint.rest_framework")
+_build_lock = threading.RLock()
+
+
+class ViewSetRegistration:
+    """One registered viewset: its tools, and the specs built for them once."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        viewset: type[Any],
+        *,
+        basename: str | None = None,
+        prefix: str | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] = (),
+        names: Mapping[str, str] | None = None,
+        titles: Mapping[str, str] | None = None,
+        descriptions: Mapping[str, str] | None = None,
+        annotations: Mapping[str, Mapping[str, Any]] | None = None,
+        singular: str | None = None,
+        plural: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.version = version
+        self.viewset = viewset
+        self.basename = basename or default_basename(viewset)
+        self.prefix = prefix or self.basename
+        self.include = set(include) if include is not None else None
+        self.exclude = set(exclude)
+        self.options: dict[str, ActionOptions] = {}
+        for action in (
+            set(names or {}) | set(titles or {}) | set(descriptions or {}) | set(annotations or {})
+        ):
+            self.options[action] = ActionOptions(
+                name=(names or {}).get(action),
+                title=(titles or {}).get(action),
+                description=(descriptions or {}).get(action),
+                annotations=dict((annotations or {}).get(action, {})),
+            )
+        self.singular, self.plural = nouns(viewset, self.basename, singular, plural)
+        self.view_class = tool_view_class(viewset)
+        self.tools: list[ViewSetTool] = []
+        # Found when registering (E020), and when building (E021, W022).
+        self.problems: list[CheckMessage] = []
+        self.build_problems: list[CheckMessage] = []
+        self.built = False
+        # The last build without the database stopped because host code needed it.
+        self.deferred = False
+        actions = viewset_actions(viewset)
+        for action, detail in actions:
+            if self.include is not None and action not in self.include:
+                continue
+            if action in self.exclude:
+                continue
+            options = self.options.get(action, ActionOptions())
+            name = options.name or default_tool_name(action, detail, self.singular, self.plural)
+            self.tools.append(ViewSetTool(self, action, detail, name, options))
+        known = {action for action, _ in actions}
+        for action in sorted(((self.include or set()) | self.exclude | set(self.options)) - known):
+            self.problems.append(
+                Error(
+                    f"{viewset.__name__} has no action {action!r} to make a tool of.",
+                    hint=f"Its actions are: {', '.join(sorted(known))}.",
+                    obj=endpoint,
+                    id="mcp_endpoint.E020",
+                )
+            )
+
+    def __repr__(self) -> str:
+        return f"<ViewSetRegistration {self.viewset.__name__} on {self.endpoint.name!r}>"
+
+    def check(self, *, database: bool = False) -> list[CheckMessage]:
+        """What is wrong with this registration, for the system checks.
+
+        Without ``database`` (every check run): the problems found when registering, and,
+        when the specs build without the database, those found building them. With it (the
+        ``database``-tagged check, once the database is migrated): the build problems of a
+        registration that needed the database to build, which the first kind left out.
+        """
+        if database:
+            if not self.built and not self.deferred:
+                self.build(database=False)
+            if self.built:
+                return []  # built without the database: the other check reports it
+            try:
+                self.build()
+            except DatabaseError as exc:
+                return [
+                    Warning(
+                        f"The tools of {self.viewset.__name__} could not be built: {exc}",
+                        hint="They are built on first use; run the check again once the "
+                        "database is ready.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W022",
+                    )
+                ]
+            return self.build_messages()
+        self.build(database=False)
+        return list(self.problems) + (self.build_messages() if self.built else [])
+
+    def build_messages(self) -> list[CheckMessage]:
+        """E021, W022 (from the build), and W020 and W050 (from the specs)."""
+        messages = list(self.build_problems)
+        for tool in self.tools:
+            spec = tool._spec
+            if spec is None:
+                continue
+            for warning in spec.warnings:
+                messages.append(
+                    Warning(
+                        f"The schema of tool {tool.name!r} may be a guess: {warning}",
+                        hint="Describe the action with drf-spectacular's @extend_schema.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W020",
+                    )
+                )
+            if spec.body_without_fields:
+                messages.append(
+                    Warning(
+                        f"Tool {tool.name!r} takes a request body, but its schema gives it no "
+                        "fields, so a model can send nothing.",
+                        hint="Describe the body with @extend_schema(request=...): an object "
+                        "serializer, or one object or a list of them (ARRAY_BODIES chooses "
+                        "the list).",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W050",
+                    )
+                )
+        return messages
+
+    def schema_options(self) -> SchemaOptions:
+        settings = self.endpoint.settings
+        return SchemaOptions(
+            version=self.version or settings.API_VERSION,
+            filter_lookups=settings.FILTER_LOOKUPS,
+            array_bodies=settings.ARRAY_BODIES,
+            large_choice_list=settings.LARGE_CHOICE_LIST,
+        )
+
+    def build(self, *, database: bool = True) -> None:
+        """Build every tool's spec, once per process.
+
+        Without ``database`` (the system checks), every database is out of reach: when host
+        code needs one (a serializer that reads rows while its fields are built), nothing
+        is kept, and the specs are built on first use instead. A :class:`DatabaseError`
+        (tables not migrated yet, an outage) is raised and nothing is kept either, so the
+        next use tries again.
+        """
+        if self.built:
+            return
+        with _build_lock:
+            if self.built:
+                return
+            if database:
+                specs, problems = self.build_specs(log=True)
+            else:
+                with database_blocked() as block:
+                    try:
+                        specs, problems = self.build_specs(log=False)
+                    except DatabaseNeeded:
+                        specs, problems = {}, []
+                # Host code may have caught the refusal and built something else instead.
+                if block.touched:
+                    self.deferred = True
+                    return
+            for tool in self.tools:
+                tool._spec = specs.get(tool.name)
+            self.build_problems = problems
+            self.built = True
+
+    def build_specs(self, *, log: bool) -> tuple[dict[str, ActionSpec], list[CheckMessage]]:
+        """The specs of the tools that build, and the problems of those that do not."""
+        specs: dict[str, ActionSpec] = {}
+        problems: list[CheckMessage] = []
+        routes = self.routes()
+        generator = SchemaGenerator()
+        options = self.schema_options()
+        for tool in self.tools:
+            route = routes.get(tool.action)
+            if route is None:
+                tool._problem = "its action has no route"
+                problems.append(
+                    Error(
+                        f"{self.viewset.__name__}.{tool.action} has no route, so it has no schema.",
+                        hint="Route the action (a @action decorator or a router) or exclude it.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.E021",
+                    )
+                )
+                continue
+            try:
+                specs[tool.name] = build_spec(
+                    viewset=self.viewset,
+                    name=tool.name,
+                    action=tool.action,
+                    detail=tool.detail,
+                    options=tool.options,
+                    singular=self.singular,
+                    plural=self.plural,
+                    route=route,
+                    generator=generator,
+                    schema_options=options,
+                )
+            except (DatabaseNeeded, DatabaseError):
+                raise
+            except Exception as exc:
+                # The host's serializers, filtersets and querysets run here, and may raise
+                # anything: that tool is left out of tools/list, and its calls say why.
+                reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+                tool._problem = f"its schema could not be built ({reason})"
+                if log:
+                    logger.warning(
+                        "no schema for %s.%s", self.viewset.__name__, tool.action, exc_info=True
+                    )
+                problems.append(
+                    Warning(
+                        f"No schema for {self.viewset.__name__}.{tool.action}, so its tool "
+                        f"{tool.name!r} is not listed: {reason}",
+                        hint="Give the viewset a serializer_class, or describe the action "
+                        "with drf-spectacular's @extend_schema.",
+                        obj=self.endpoint,
+                        id="mcp_endpoint.W022",
+                    )
+                )
+        return specs, problems
+
+    def routes(self) -> dict[str, Route]:
+        """The viewset's routes in the host's URL conf, or from a router of our own."""
+        found: dict[str, Route] = {}
+        for route in url_conf_routes():
+            cls = getattr(route.callback, "cls", None)
+            if cls is self.viewset and route.action not in found:
+                found[route.action] = route
+        if not found:
+            router = SimpleRouter()
+            router.register(self.prefix, self.viewset, basename=self.basename)
+            for path, regex, method, callback in EndpointEnumerator(
+                router.urls
+            ).get_api_endpoints():
+                route = Route(path, regex, method, callback)
+                found.setdefault(route.action, route)
+        return found
+
+
+_url_routes: list[Route] | None = None
+
+
+def url_conf_routes() -> list[Route]:
+    """Every DRF route of the host's URL conf, read once per process."""
+    global _url_routes
+    if _url_routes is None:
+        _url_routes = [Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()]
+    return _url_routes
+
+
+def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> ViewSetRegistration:
+    """Make each action of a DRF viewset a tool of ``endpoint``.
+
+    Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names), ``names``,
+    ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by action),
+    ``singular`` / ``plural`` (the nouns in the tool names), ``version`` (the API version
+    its views are described and called with, over the endpoint's ``API_VERSION``).
+    """
+    registration = ViewSetRegistration(endpoint, viewset, **options)
+    for tool in registration.tools:
+        endpoint.add_tool(tool)
+    endpoint.add_registration(registration)
+    return registration
+
+
+def register_router(
+    endpoint: Endpoint, router: BaseRouter, **options: Any
+) -> list[ViewSetRegistration]:
+    """Register every viewset of a DRF router, with its prefix and basename."""
+    return [
+        register_viewset(endpoint, viewset, basename=basename, prefix=prefix, **options)
+        for prefix, viewset, basename in router.registry
+    ]

@@ -1,0 +1,200 @@
+"""A view's response as a tool result: compact text, ``structuredContent``, or a tool error."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.http import HttpResponseBase
+
+from mcp_endpoint.protocol.content import Text, ToolResult
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.tools import ToolError
+
+if TYPE_CHECKING:
+    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.rest_framework.spec import ActionSpec
+
+logger = logging.getLogger("mcp_endpoint.rest_framework")
+
+# Left out of the text rendering (they stay in structuredContent): noise for a model.
+BOOKKEEPING_FIELDS = {"created", "updated", "modified", "created_at", "updated_at", "url"}
+SKIPPED_IN_TEXT = BOOKKEEPING_FIELDS | {"id", "pk"}
+
+
+def result_from(
+    spec: ActionSpec,
+    response: HttpResponseBase,
+    kwargs: Mapping[str, str],
+    *,
+    credential: Credential | None,
+    max_items: int,
+) -> ToolResult:
+    """The result of a 2xx answer; raises the :class:`ToolError` of any other."""
+    status = response.status_code
+    data = getattr(response, "data", None)
+    if (
+        data is None
+        and status != 204
+        and response.get("Content-Type", "").startswith("application/json")
+    ):
+        content = response.content if hasattr(response, "content") else b""
+        data = json.loads(content or b"null")
+    if 200 <= status < 300:
+        return success(spec, status, data, kwargs, max_items)
+    raise error_from(spec, status, data, response, credential)
+
+
+def success(
+    spec: ActionSpec, status: int, data: Any, kwargs: Mapping[str, str], max_items: int
+) -> ToolResult:
+    if status == 204 or data is None:
+        target = " ".join(kwargs.values())
+        verb = "Deleted" if spec.action == "destroy" else "Done:"
+        noun = spec.singular.replace("_", " ")
+        return ToolResult(content=[Text(f"{verb} {noun} {target}".strip() + ".")])
+    # The serializer's data goes out as it is; the answer's encoder copes with dates,
+    # decimals and lazy strings, so no walk over it is needed here.
+    if isinstance(data, list):
+        note = None
+        if len(data) > max_items:
+            note = (
+                f"[showing the first {max_items} of {len(data)} {spec.plural}; narrow the "
+                "query with filters or search]"
+            )
+            data = data[:max_items]
+        structured: dict[str, Any] = {"results": data}
+        text = render_list(spec, data, None, note)
+    elif isinstance(data, dict) and isinstance(data.get("results"), list):
+        structured = data
+        text = render_list(spec, data["results"], data, None)
+    elif isinstance(data, dict):
+        structured = data
+        text = render_object(spec.singular, data)
+    else:
+        structured = {"results": data}
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return ToolResult(content=[Text(text)], structured=structured)
+
+
+def error_from(
+    spec: ActionSpec,
+    status: int,
+    data: Any,
+    response: HttpResponseBase,
+    credential: Credential | None,
+) -> ToolError:
+    detail = _detail(data)
+    if status == 400:
+        fields = field_errors(data)
+        if spec.body_list and not (isinstance(data, dict) and "non_field_errors" in data):
+            # The body was the "items" argument: its messages are that argument's, by item.
+            fields = {ITEMS_ARGUMENT: _field_messages(data)}
+        return ToolError("The arguments were refused", code="invalid_arguments", fields=fields)
+    if status == 404:
+        return ToolError(
+            detail or f"No such {spec.singular}, or it is not visible to you.", code="not_found"
+        )
+    if status == 409:
+        return ToolError(detail or "The request conflicts with the current state", code="conflict")
+    if status == 429:
+        retry = response.get("Retry-After")
+        return ToolError(
+            detail or "Rate limit reached",
+            code="throttled",
+            retry_after=int(retry) if retry and retry.isdigit() else None,
+        )
+    if status in (401, 403):
+        scopes = spec.required_scopes
+        granted = credential.scopes if credential is not None else None
+        if scopes and granted is not None and not scopes <= granted:
+            return ToolError(
+                f"This tool needs the scope(s) {' '.join(sorted(scopes))}",
+                code="insufficient_scope",
+                required_scopes=sorted(scopes),
+                granted_scopes=sorted(granted),
+            )
+        return ToolError(
+            detail or "You do not have permission to do this", code="permission_denied"
+        )
+    logger.error("tool %s: the view answered %s: %s", spec.name, status, detail)
+    return ToolError("Internal error running tool", code="internal_error")
+
+
+def _detail(data: Any) -> str:
+    if isinstance(data, dict) and "detail" in data:
+        return str(data["detail"])
+    if isinstance(data, str):
+        return data
+    return ""
+
+
+def field_errors(data: Any) -> dict[str, Any]:
+    if isinstance(data, dict):
+        return {str(k): _field_messages(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return {"non_field_errors": [str(m) for m in data]}
+    return {"non_field_errors": [str(data)]}
+
+
+def _field_messages(value: Any) -> Any:
+    """One field's messages as strings; a nested serializer's errors keep their shape, as in
+    the REST answer (``{"address": {"city": [...]}}``, ``{"items": {"1": {...}}}``)."""
+    if isinstance(value, dict):
+        return {str(k): _field_messages(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_field_messages(m) if isinstance(m, dict | list) else str(m) for m in value]
+    return [str(value)]
+
+
+def render_object(noun: str, data: Mapping[str, Any]) -> str:
+    """One line naming the object's id, then its short fields: compact, not the JSON."""
+    ident = data.get("id", data.get("pk"))
+    head = f"{noun.replace('_', ' ').capitalize()} {ident}" if ident is not None else noun
+    parts = []
+    for key, value in data.items():
+        if value is None or key in SKIPPED_IN_TEXT:
+            continue
+        if isinstance(value, str):
+            text = value
+        elif isinstance(value, dict):
+            text = str(value.get("id", "{…}"))
+        elif isinstance(value, list):
+            text = ",".join(
+                str(v.get("id", "…") if isinstance(v, dict) else v) for v in value[:10]
+            ) + ("…" if len(value) > 10 else "")
+        else:
+            text = str(value)
+        if not text:
+            continue
+        if len(text) > 80:
+            text = text[:77] + "…"
+        if " " in text or '"' in text:
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        parts.append(f"{key}={text}")
+    return f"{head}: {', '.join(parts)}" if parts else head
+
+
+def render_list(
+    spec: ActionSpec,
+    items: Sequence[Any],
+    envelope: Mapping[str, Any] | None,
+    note: str | None,
+) -> str:
+    plural = spec.plural.replace("_", " ")
+    if envelope is not None and "count" in envelope:
+        head = f"{envelope['count']} {plural} in all; {len(items)} on this page."
+    else:
+        head = f"{len(items)} {plural}."
+    if envelope is not None and envelope.get("next"):
+        head += " More on the next page (ask for the next page number)."
+    lines = [head]
+    for item in items:
+        lines.append(
+            "- " + (render_object(spec.singular, item) if isinstance(item, dict) else str(item))
+        )
+    if note:
+        lines.append(note)
+    return "\n".join(lines)

@@ -1,0 +1,520 @@
+"""The frozen facts of one viewset action, built once from drf-spectacular.
+
+:func:`build_spec` asks drf-spectacular for the action's operation, the way its schema
+view does (the view instantiated for the route, with a request), and turns it into an
+:class:`ActionSpec`: the tool's input and output schemas, the scopes the view's
+permissions ask for, the annotations, the description, and how arguments map onto the
+URL, the query string and the body. Nothing here runs per call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from inspect import cleandoc
+from types import SimpleNamespace
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.urls import get_resolver
+from django.utils.encoding import force_str
+from django.utils.functional import Promise
+from drf_spectacular.drainage import GENERATOR_STATS
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
+from drf_spectacular.settings import spectacular_settings
+from oauth2_provider.contrib.rest_framework import TokenHasScope
+from rest_framework import permissions as drf_permissions
+from rest_framework.versioning import AcceptHeaderVersioning
+
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
+from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
+from mcp_endpoint.schema import SchemaError, compact_choices, portable
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+# drf-spectacular's errors for a view whose serializer it could not get (it skips the view).
+NO_SERIALIZER = re.compile(r"unable to guess serializer|exception raised while getting serializer")
+PAGE_ARGUMENTS = frozenset({"page", "page_size", "limit", "offset", "cursor"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# The argument that holds the list, when a one-or-many body is offered in its list form.
+ITEMS_ARGUMENT = "items"
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One (viewset, action, method) found in the URL conf or in a router of our own."""
+
+    path: str
+    path_regex: str
+    method: str
+    callback: Any
+
+    @property
+    def action(self) -> str:
+        action: str = self.callback.actions[self.method.lower()]
+        return action
+
+    @property
+    def detail(self) -> bool:
+        return bool(self.callback.initkwargs.get("detail"))
+
+
+@dataclass(frozen=True)
+class ActionOptions:
+    """Per-action overrides a host passes to ``register_viewset``."""
+
+    name: str | None = None
+    title: str | None = None
+    description: str | None = None
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SchemaOptions:
+    """What an endpoint (or one registration) chooses about the schemas of its tools."""
+
+    # The API version to describe and call; None for each view's default version.
+    version: str | None = None
+    # "exact", "grouped" or "all": see mcp_endpoint.rest_framework.filters.
+    filter_lookups: str = "grouped"
+    # A one-or-many body in its list form (one "items" argument), not the object's fields.
+    array_bodies: bool = False
+    # Choice lists longer than this are made compact (mcp_endpoint.schema.compact_choices).
+    large_choice_list: int = 50
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """Everything about one action's tool that does not change between calls."""
+
+    name: str
+    action: str
+    detail: bool
+    route: Route
+    singular: str
+    plural: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    annotations: dict[str, Any]
+    description: str
+    required_scopes: frozenset[str]
+    # argument name -> URL kwarg, in URL order
+    path_arguments: Mapping[str, str]
+    query_arguments: frozenset[str]
+    body_arguments: frozenset[str]
+    # The body goes under a "body" argument when its fields clash with path or query names.
+    body_nested: bool
+    # drf-spectacular described a bare list: the result is wrapped as {"results": [...]}.
+    list_output: bool
+    warnings: tuple[str, ...] = ()
+    # The Accept header of a call: the API version the view was described for.
+    accept: str = JSON
+    # Filters offered inside the "lookups" argument rather than as arguments of their own.
+    lookup_arguments: frozenset[str] = frozenset()
+    # The body is a list, held by the "items" argument.
+    body_list: bool = False
+    # The action takes a body whose schema yielded no fields (nothing to send).
+    body_without_fields: bool = False
+
+    @property
+    def method(self) -> str:
+        return self.route.method
+
+
+def build_spec(
+    *,
+    viewset: type[Any],
+    name: str,
+    action: str,
+    detail: bool,
+    options: ActionOptions,
+    singular: str,
+    plural: str,
+    route: Route,
+    generator: SchemaGenerator,
+    schema_options: SchemaOptions | None = None,
+) -> ActionSpec:
+    """The spec of one routed action; raises :class:`SchemaError` when there is no schema."""
+    choices = schema_options or SchemaOptions()
+    method = route.method
+    view = generator.create_view(route.callback, method)
+    path = generator.coerce_path(route.path, method, view)
+    view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
+    path, accept = apply_version(view, method, path, choices.version)
+    with GENERATOR_STATS.silence():
+        GENERATOR_STATS.reset()
+        operation = view.schema.get_operation(
+            path, route.path_regex, "^/", method, generator.registry
+        )
+        components = generator.registry.build({}).get("schemas", {})
+        errors = sorted(GENERATOR_STATS._error_cache)
+        warnings = sorted(GENERATOR_STATS._warn_cache) + [
+            e for e in errors if not NO_SERIALIZER.search(e)
+        ]
+        GENERATOR_STATS.reset()
+    no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]
+    if no_serializer:
+        # drf-spectacular found no serializer and skipped the view: there is no schema.
+        raise SchemaError(no_serializer[0])
+    operation = plain(operation or {})
+    components = plain(components)
+    # URL kwargs in order, against the names drf-spectacular gave them ({pk} -> {id}).
+    kwargs_in_regex = re.findall(r"\(\?P<(\w+)>", route.path_regex)
+    names_in_path = re.findall(r"{(\w+)}", path)
+    path_map = dict(zip(names_in_path, kwargs_in_regex, strict=False))
+    path_arguments: dict[str, str] = {}
+    query_arguments: set[str] = set()
+    body_arguments: set[str] = set()
+    body_nested = False
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for parameter in operation.get("parameters", []):
+        pname = parameter["name"]
+        schema = portable(parameter.get("schema", {"type": "string"}), components)
+        if parameter.get("description") and "description" not in schema:
+            schema["description"] = parameter["description"]
+        if parameter.get("in") == "path":
+            path_arguments[pname] = path_map.get(pname, pname)
+            required.append(pname)
+        elif parameter.get("in") == "query":
+            query_arguments.add(pname)
+        else:
+            continue
+        properties[pname] = schema
+    refine_query_schemas(view, properties)
+    filters = (
+        filter_arguments(view, {n: properties[n] for n in query_arguments}, choices.filter_lookups)
+        if method == "GET" and not route.detail
+        else NO_FILTERS
+    )
+    for hidden in filters.hidden:
+        properties.pop(hidden, None)
+        query_arguments.discard(hidden)
+    if filters.grouped is not None:
+        properties[LOOKUPS_ARGUMENT] = filters.grouped
+    body = json_content(operation.get("requestBody", {}))
+    body_list = False
+    body_without_fields = False
+    if body is not None:
+        one, many = body_branches(portable(body, components))
+        body_schema = one or {}
+        if choices.array_bodies and many is not None:
+            # The list form, as one argument: {"items": [{...}, {...}]}.
+            body_list = True
+            body_schema = {
+                "type": "object",
+                "properties": {ITEMS_ARGUMENT: many},
+                "required": [ITEMS_ARGUMENT],
+            }
+        body_properties = {
+            k: v for k, v in body_schema.get("properties", {}).items() if not v.get("readOnly")
+        }
+        body_without_fields = method in WRITE_METHODS and not body_properties
+        body_required = (
+            []
+            if method == "PATCH"
+            else [r for r in body_schema.get("required", []) if r in body_properties]
+        )
+        if body_list:
+            properties.update(body_properties)
+            required.extend(body_required)
+        elif set(body_properties) & set(properties):
+            body_nested = True
+            properties["body"] = {
+                "type": "object",
+                "properties": body_properties,
+                "additionalProperties": False,
+            }
+            if body_required:
+                properties["body"]["required"] = body_required
+            if method != "PATCH":
+                required.append("body")
+        else:
+            properties.update(body_properties)
+            required.extend(body_required)
+            body_arguments = set(body_properties)
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        input_schema["required"] = required
+    input_schema["additionalProperties"] = False
+    output_schema, list_output = output_from(operation, components)
+    if output_schema is not None:
+        output_schema = compact_choices(output_schema, limit=choices.large_choice_list, output=True)
+    if (
+        method == "GET"
+        and not route.detail
+        and not list_output
+        and "results" not in (output_schema or {}).get("properties", {})
+    ):
+        warnings.append(
+            f"the list action {action!r} is described as returning one object, so "
+            "its tool gets no filter or page arguments and an output schema that the "
+            "answer will not match; add @extend_schema(responses=Serializer(many=True))"
+        )
+    return ActionSpec(
+        name=name,
+        action=action,
+        detail=detail,
+        route=route,
+        singular=singular,
+        plural=plural,
+        input_schema=compact_choices(
+            strip_flagged(input_schema, "readOnly"), limit=choices.large_choice_list, output=False
+        ),
+        output_schema=output_schema,
+        annotations=annotations_for(action, detail, method, options, singular, plural),
+        description=description_for(
+            viewset, action, options, operation, set(properties), path_arguments, singular, plural
+        )
+        or name.replace("_", " "),
+        required_scopes=required_scopes(view, method),
+        path_arguments=path_arguments,
+        query_arguments=frozenset(query_arguments),
+        body_arguments=frozenset(body_arguments),
+        body_nested=body_nested,
+        list_output=list_output,
+        warnings=tuple(warnings),
+        accept=accept,
+        lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
+        body_list=body_list,
+        body_without_fields=body_without_fields,
+    )
+
+
+def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
+    """drf-spectacular's versioning step, for a view whose version is in the Accept header:
+    the view is described for the requested version (or its default one), and the calls
+    ask for that version. The path, and the Accept header of a call."""
+    versioning = getattr(view, "versioning_class", None)
+    if versioning is None or not issubclass(versioning, AcceptHeaderVersioning):
+        return path, JSON
+    version = requested or versioning.default_version
+    if not version:
+        return path, JSON
+    path = modify_for_versioning(get_resolver().url_patterns, method, path, view, version)
+    if not operation_matches_version(view, version):
+        allowed = ", ".join(map(str, versioning.allowed_versions or ())) or "none"
+        raise SchemaError(
+            f"the view does not serve API version {version!r} (its versions: {allowed})"
+        )
+    return path, f"{JSON}; {versioning.version_param}={version}"
+
+
+def body_branches(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The object, and the list of objects, a request body may be: a plain object body is
+    the first; a ``oneOf``/``anyOf`` body (one object, or a list of them, as a bulk-capable
+    create takes) may be both."""
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if "properties" in schema or not isinstance(branches, list):
+        return schema, None
+    one = next((b for b in branches if b.get("type") == "object" or "properties" in b), None)
+    many = next(
+        (
+            b
+            for b in branches
+            if b.get("type") == "array"
+            and isinstance(b.get("items"), dict)
+            and (b["items"].get("type") == "object" or "properties" in b["items"])
+        ),
+        None,
+    )
+    return one, many
+
+
+def refine_query_schemas(view: Any, properties: dict[str, Any]) -> None:
+    """What drf-spectacular leaves vague: the allowed orderings, the page size cap."""
+    from rest_framework.filters import OrderingFilter
+
+    if "ordering" in properties and any(
+        issubclass(b, OrderingFilter) for b in getattr(view, "filter_backends", [])
+    ):
+        fields = getattr(view, "ordering_fields", None)
+        if isinstance(fields, list | tuple) and fields:
+            names = [f if isinstance(f, str) else f[0] for f in fields]
+            properties["ordering"] = {
+                "type": "string",
+                "enum": [v for n in names for v in (n, f"-{n}")],
+                "description": "Order by this field; a leading '-' orders descending.",
+            }
+    paginator = getattr(view, "paginator", None)
+    max_size = getattr(paginator, "max_page_size", None)
+    size_param = getattr(paginator, "page_size_query_param", None) or "limit"
+    if max_size and size_param in properties:
+        properties[size_param]["maximum"] = max_size
+        properties[size_param].setdefault("minimum", 1)
+
+
+def output_from(
+    operation: dict[str, Any], components: dict[str, Any]
+) -> tuple[dict[str, Any] | None, bool]:
+    """The output schema from the first 2xx JSON response, and whether it wraps a list."""
+    responses = operation.get("responses", {})
+    for status in sorted(code for code in responses if str(code).startswith("2")):
+        schema = json_content(responses[status])
+        if schema is None:
+            continue
+        output = strip_flagged(portable(schema, components), "writeOnly")
+        if output.get("type") != "object":
+            # structuredContent must be an object: a bare list becomes {"results": [...]}.
+            return {
+                "type": "object",
+                "properties": {"results": output},
+                "required": ["results"],
+            }, True
+        return output, False
+    return None, False
+
+
+def annotations_for(
+    action: str,
+    detail: bool,
+    method: str,
+    options: ActionOptions,
+    singular: str,
+    plural: str,
+) -> dict[str, Any]:
+    noun = (
+        plural
+        if (action == "list" or (action not in STANDARD_ACTIONS and not detail))
+        else singular
+    )
+    verb = STANDARD_ACTIONS.get(action, (action, False))[0]
+    default_title = f"{verb.replace('_', ' ').capitalize()} {noun.replace('_', ' ')}"
+    if options.name:
+        # A renamed tool is titled after its name, not after the action it replaced.
+        default_title = options.name.replace("_", " ").capitalize()
+    annotations: dict[str, Any] = {
+        "title": options.title or default_title,
+        "readOnlyHint": method in SAFE_METHODS,
+    }
+    if method not in SAFE_METHODS:
+        annotations["destructiveHint"] = method == "DELETE"
+    annotations["idempotentHint"] = method in IDEMPOTENT_METHODS
+    annotations["openWorldHint"] = False
+    annotations.update(options.annotations)
+    return annotations
+
+
+def description_for(
+    viewset: type[Any],
+    action: str,
+    options: ActionOptions,
+    operation: dict[str, Any],
+    arguments: set[str],
+    path_arguments: Mapping[str, str],
+    singular: str,
+    plural: str,
+) -> str:
+    if options.description:
+        return options.description
+    handler = getattr(viewset, action, None)
+    own = (
+        first_paragraph(getattr(handler, "__doc__", None)) if action not in STANDARD_ACTIONS else ""
+    )
+    described = operation.get("description") or ""
+    viewset_doc = first_paragraph(viewset.__doc__)
+    if action not in STANDARD_ACTIONS:
+        return own or first_paragraph(described)
+    if described and first_paragraph(described) != viewset_doc:
+        return first_paragraph(described)
+    ways = [
+        label
+        for label, present in (
+            ("a page at a time", bool(arguments & {"page", "limit", "cursor"})),
+            ("with filters", bool(arguments - PAGE_ARGUMENTS - {"search", "ordering"})),
+            ("searchable", "search" in arguments),
+            ("in the order you ask", "ordering" in arguments),
+        )
+        if present
+    ]
+    lookup = next(iter(path_arguments), "id")
+    one, many = singular.replace("_", " "), plural.replace("_", " ")
+    default = {
+        "list": f"List {many}" + (f", {', '.join(ways)}." if ways else "."),
+        "retrieve": f"Get one {one} by {lookup}.",
+        "create": f"Create a {one}.",
+        "update": f"Replace a {one}: every writable field.",
+        "partial_update": f"Update some fields of a {one}.",
+        "destroy": f"Delete a {one}.",
+    }[action]
+    return f"{default} {viewset_doc}".strip()
+
+
+def required_scopes(view: Any, method: str) -> frozenset[str]:
+    """The scopes django-oauth-toolkit's permissions on ``view`` ask for ``method``."""
+    request = SimpleNamespace(method=method)
+    scopes: set[str] = set()
+    for permission in view.get_permissions():
+        scopes |= _permission_scopes(permission, request, view)
+    return frozenset(scopes)
+
+
+def _permission_scopes(permission: Any, request: Any, view: Any) -> set[str]:
+    if isinstance(permission, TokenHasScope):
+        try:
+            return set(permission.get_scopes(request, view) or ())
+        except ImproperlyConfigured:
+            # TokenHasScope on a view without required_scopes: REST refuses every call.
+            return set()
+    if isinstance(permission, drf_permissions.AND):
+        # An AND of two permissions needs the scopes of both.
+        first, second = permission.op1, permission.op2  # type: ignore[attr-defined]
+        return _permission_scopes(first, request, view) | _permission_scopes(second, request, view)
+    return set()
+
+
+def first_paragraph(text: str | None) -> str:
+    if not text:
+        return ""
+    return cleandoc(text).split("\n\n")[0].replace("\n", " ").strip()
+
+
+def json_content(section: Mapping[str, Any]) -> dict[str, Any] | None:
+    content = section.get("content") or {}
+    for media, value in content.items():
+        # "application/json; version=4.1" when the view reads its version from Accept.
+        base = media.split(";", 1)[0].strip()
+        if base == JSON or base.endswith("+json"):
+            schema: dict[str, Any] | None = value.get("schema")
+            return schema
+    return None
+
+
+def strip_flagged(schema: Any, flag: str) -> Any:
+    """Drop properties marked ``readOnly`` (from inputs) or ``writeOnly`` (from outputs)."""
+    if isinstance(schema, list):
+        return [strip_flagged(s, flag) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: strip_flagged(v, flag) for k, v in schema.items() if k != "properties"}
+    if "properties" in schema:
+        kept = {
+            k: strip_flagged(v, flag)
+            for k, v in schema["properties"].items()
+            if not (isinstance(v, dict) and v.get(flag))
+        }
+        out["properties"] = kept
+        if "required" in out:
+            out["required"] = [r for r in out["required"] if r in kept]
+            if not out["required"]:
+                del out["required"]
+    for key in ("readOnly", "writeOnly"):
+        out.pop(key, None)
+    return out
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready data: lazy translations and other proxies as strings."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, Promise):
+        return force_str(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.loads(json.dumps(value, default=str))

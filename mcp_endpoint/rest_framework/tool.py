@@ -1,0 +1,145 @@
+"""The tool of one viewset action: a thin holder of its :class:`ActionSpec`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jsonschema import Draft202012Validator
+
+from mcp_endpoint import throttling
+from mcp_endpoint.rest_framework.calling import Caller, call_view
+from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
+from mcp_endpoint.rest_framework.results import result_from
+from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT
+from mcp_endpoint.tools import EMPTY_INPUT, Tool, ToolError
+
+if TYPE_CHECKING:
+    from mcp_endpoint.context import Context
+    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.rest_framework.spec import ActionOptions, ActionSpec
+
+
+class SpecSource(Protocol):
+    """What a tool needs of its registration: the specs built, the view class to call."""
+
+    endpoint: Endpoint
+    view_class: type[Any]
+    built: bool
+
+    def build(self) -> None: ...
+
+
+class ViewSetTool(Tool):
+    """A tool that runs one action of a viewset through DRF.
+
+    Its name is known when it is registered; everything else comes from its spec, which
+    the registration builds on first use (the URL conf must be loaded to find routes).
+    """
+
+    def __init__(
+        self,
+        registration: SpecSource,
+        action: str,
+        detail: bool,
+        name: str,
+        options: ActionOptions,
+    ) -> None:
+        self.registration = registration
+        self.action = action
+        self.detail = detail
+        self.name = name
+        self.options = options
+        self._spec: ActionSpec | None = None
+        # Why the spec could not be built, once the registration tried.
+        self._problem: str | None = None
+
+    @property
+    def spec(self) -> ActionSpec | None:
+        """The action's spec; None when its schema could not be built (a check says why)."""
+        self.registration.build()
+        return self._spec
+
+    def ready(self) -> bool:
+        return self.registration.built
+
+    def unavailable(self) -> str | None:
+        if self.spec is not None:
+            return None
+        return self._problem or "its schema could not be built"
+
+    @property
+    def input_schema(self) -> dict[str, Any]:  # type: ignore[override]
+        spec = self.spec
+        return spec.input_schema if spec is not None else dict(EMPTY_INPUT)
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
+        spec = self.spec
+        return spec.output_schema if spec is not None else None
+
+    @property
+    def annotations(self) -> dict[str, Any] | None:  # type: ignore[override]
+        spec = self.spec
+        return spec.annotations if spec is not None else None
+
+    @property
+    def required_scopes(self) -> frozenset[str]:  # type: ignore[override]
+        spec = self.spec
+        return spec.required_scopes if spec is not None else frozenset()
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        spec = self.spec
+        return spec.description if spec is not None else ""
+
+    @property
+    def title(self) -> str | None:  # type: ignore[override]
+        return (self.annotations or {}).get("title")
+
+    def validate(self, arguments: dict[str, Any]) -> None:
+        """Only what DRF would not check itself: unknown arguments and the lookup.
+
+        Values are left to the view (filterset, paginator, serializer), so a bad value gets
+        exactly the message the REST API gives for it.
+        """
+        spec = self.spec
+        if self._validator is None and spec is not None:
+            self._validator = Draft202012Validator(
+                {
+                    "type": "object",
+                    # The lookups' names are checked here: the filterset would ignore an
+                    # unknown one, where a model needs to hear that it did not filter. A
+                    # list body must be a list: the view would take one object as well.
+                    "properties": {
+                        name: (
+                            prop
+                            if name in spec.path_arguments
+                            or (name == LOOKUPS_ARGUMENT and spec.lookup_arguments)
+                            else {"type": "array"}
+                            if name == ITEMS_ARGUMENT and spec.body_list
+                            else {}
+                        )
+                        for name, prop in spec.input_schema.get("properties", {}).items()
+                    },
+                    "required": list(spec.path_arguments),
+                    "additionalProperties": False,
+                }
+            )
+        super().validate(arguments)
+
+    def run(self, arguments: dict[str, Any], call: Context) -> Any:
+        spec = self.spec
+        if spec is None:
+            raise ToolError(
+                f"The tool {self.name} is not available: {self.unavailable()}",
+                code="unavailable",
+            )
+        http_request = call.http_request
+        if http_request is None:
+            raise ToolError("This tool runs only over HTTP", code="internal_error")
+        caller = Caller(call.credential, frozenset(throttling.counted_keys(http_request)))
+        response, kwargs = call_view(
+            spec, self.registration.view_class, arguments, http_request, caller, call
+        )
+        max_items: int = self.registration.endpoint.settings.MAX_LIST_ITEMS
+        return result_from(spec, response, kwargs, credential=call.credential, max_items=max_items)

@@ -1,0 +1,26 @@
+"""The suite's URLs, plus an endpoint at ``/unavailable/mcp`` with tools that cannot be built.
+
+Its site tools ask for API version 9.9, which the inventory's views do not serve, so their
+schemas cannot be built; its tenant tool builds. Use it with
+``@pytest.mark.urls("tests.urls_unavailable_testing")``.
+"""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from mcp_endpoint.endpoint import Endpoint
+from tests.hosts.inventory.views import SiteViewSet, TenantViewSet
+from tests.urls import urlpatterns as suite_urlpatterns
+
+unavailable_endpoint = Endpoint(
+    "unavailable-tools",
+    settings={
+        "SERVER_NAME": "unavailable-tools",
+        "AUTHENTICATION_CLASSES": ["tests.hosts.inventory.authentication.TokenAuthentication"],
+    },
+)
+unavailable_endpoint.register_viewset(SiteViewSet, include=["list", "retrieve"], version="9.9")
+unavailable_endpoint.register_viewset(TenantViewSet, include=["list"])
+
+urlpatterns = [*suite_urlpatterns, path("unavailable/mcp", unavailable_endpoint.urls)]
