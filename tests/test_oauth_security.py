@@ -164,6 +164,21 @@ def test_a_smuggled_redirect_uri_is_refused_in_an_update(client: Client, db: Any
         assert Application.objects.get(client_id=data["client_id"]).redirect_uris == REDIRECT
 
 
+def test_a_clean_update_is_stored_as_sent(client: Client, db: Any) -> None:
+    data = register(client).json()
+    path = data["registration_client_uri"].removeprefix(BASE)
+    uris = ["http://127.0.0.1:4000/cb", "http://localhost:4001/cb"]
+    response = client.put(
+        path,
+        json.dumps({"redirect_uris": uris, "token_endpoint_auth_method": "none"}),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {data['registration_access_token']}"},
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["redirect_uris"] == uris
+    assert Application.objects.get(client_id=data["client_id"]).redirect_uris.split() == uris
+
+
 @pytest.mark.parametrize("name", ["space", "newline", "nul", "tab"])
 def test_a_smuggled_redirect_uri_in_a_metadata_document(
     signed_in: Client, documents: DocumentServer, name: str
