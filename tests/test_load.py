@@ -39,11 +39,11 @@ TRANSPORT_ERROR = 0
 
 
 def require(variable: str, reason: str) -> str:
-    """The environment variable's value; skip without it, or fail when CI is set."""
+    """The environment variable's value, or a skip: these tests belong to the PostgreSQL and
+    Redis run, which ``./dev test`` refuses to leave out under CI, and the SQLite run of the
+    same CI has neither."""
     value = os.environ.get(variable, "")
     if not value:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {reason}")
         pytest.skip(reason)
     return value
 
