@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
-from django.contrib.admin.exceptions import NotRegistered
 from django.contrib.admin.utils import quote, unquote
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
@@ -126,9 +125,9 @@ class APIKeyAdmin(APIKeyAdminBase):
     def get_autocomplete_fields(self, request: HttpRequest) -> list[str]:
         # Autocomplete needs the user model's admin, with search fields; a host may have
         # neither, and then the id field stays.
-        try:
-            user_admin = self.admin_site.get_model_admin(get_user_model())
-        except NotRegistered:
+        # The registry, not get_model_admin(): that method is Django 5.0+.
+        user_admin = self.admin_site._registry.get(get_user_model())
+        if user_admin is None:
             return []
         return ["user"] if user_admin.get_search_fields(request) else []
 
