@@ -176,23 +176,26 @@ class MCPView(View):
     def delete_session(self, request: HttpRequest) -> HttpResponse:
         """``DELETE`` with sessions on: end the caller's session named by the header."""
         assert self.endpoint is not None
-        credential, refusal = self.authenticate(request)
+        context, refusal = self.legacy_context(request)
         if refusal is not None:
             return refusal
-        context = RequestContext(era=LEGACY, credential=credential, transport=request)
         try:
             sessions.end(self.endpoint, request.META.get(sessions.META_HEADER), context)
         except sessions.SessionRefused as exc:
             return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
         return empty_response(204)
 
+    def legacy_context(self, request: HttpRequest) -> tuple[RequestContext, HttpResponse | None]:
+        """The context of a session's ``GET`` or ``DELETE`` (legacy era), or a 401."""
+        credential, refusal = self.authenticate(request)
+        return RequestContext(era=LEGACY, credential=credential, transport=request), refusal
+
     def resume_stream(self, request: HttpRequest) -> HttpResponseBase:
         """``GET`` with ``Last-Event-ID`` in a session: the rest of a streamed answer."""
         assert self.endpoint is not None
-        credential, refusal = self.authenticate(request)
+        context, refusal = self.legacy_context(request)
         if refusal is not None:
             return refusal
-        context = RequestContext(era=LEGACY, credential=credential, transport=request)
         try:
             session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
             stream = streaming.resume(
@@ -208,10 +211,9 @@ class MCPView(View):
     def session_stream(self, request: HttpRequest) -> HttpResponseBase:
         """``GET`` in a session: the stream of its resource updates."""
         assert self.endpoint is not None
-        credential, refusal = self.authenticate(request)
+        context, refusal = self.legacy_context(request)
         if refusal is not None:
             return refusal
-        context = RequestContext(era=LEGACY, credential=credential, transport=request)
         try:
             session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
         except sessions.SessionRefused as exc:
