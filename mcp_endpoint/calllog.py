@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from django.http import HttpRequest
 
     from mcp_endpoint.authentication import Credential
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolCall
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.tools import Tool
@@ -152,7 +152,7 @@ class Outcome:
 
 
 def record(
-    endpoint: Endpoint,
+    endpoint: EndpointLike,
     tool: Tool,
     arguments: dict[str, Any],
     context: RequestContext,
@@ -212,7 +212,7 @@ def insert(row: ToolCall) -> None:
 
 
 def called(
-    endpoint: Endpoint,
+    endpoint: EndpointLike,
     tool: Tool,
     arguments: dict[str, Any],
     context: RequestContext,

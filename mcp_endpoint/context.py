@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_endpoint.protocol.server import RequestContext
+from mcp_endpoint.protocol.mrtr import InputRequired, MissingClientCapability, missing_capabilities
+from mcp_endpoint.protocol.request_context import RequestContext
+from mcp_endpoint.protocol.tool_error import ToolError
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
     from django.http import HttpRequest
 
     from mcp_endpoint.authentication import Credential
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
 
 
 class Context:
@@ -26,7 +28,7 @@ class Context:
             return context.user.get_username()
     """
 
-    def __init__(self, endpoint: Endpoint, request: RequestContext) -> None:
+    def __init__(self, endpoint: EndpointLike, request: RequestContext) -> None:
         self.endpoint = endpoint
         self.request_context = request
         self._progress: Callable[[float, float | None, str | None], None] | None = None
@@ -103,12 +105,54 @@ class Context:
         the requests go to the client during the call. A client that did not declare the
         capability a request needs is refused (``-32021``) rather than asked.
         """
-        from mcp_endpoint import mrtr
-
-        return mrtr.ask(self, requests, state)
+        return ask(self.request_context, requests, state)
 
     def require_capabilities(self, *capabilities: str) -> None:
         """Refuse the call (``-32021``) unless the client declared these capabilities."""
-        from mcp_endpoint import mrtr
+        require_capabilities(self.request_context, *capabilities)
 
-        mrtr.require_capabilities(self, *capabilities)
+
+# -- asking the client ------------------------------------------------------------------------
+
+
+def ask(
+    context: RequestContext, requests: Mapping[str, dict[str, Any]], state: Any = None
+) -> dict[str, dict[str, Any]]:
+    """The client's answers to ``requests``, keyed alike; see :meth:`Context.ask`."""
+    missing = missing_capabilities(requests, context.client_capabilities)
+    if context.modern:
+        if missing:
+            raise MissingClientCapability(*missing)
+        answers = {k: context.input_responses[k] for k in requests if k in context.input_responses}
+        if len(answers) == len(requests):
+            return answers
+        raise InputRequired({k: v for k, v in requests.items() if k not in answers}, state)
+    channel = context.channel
+    if missing or channel is None or not channel.can_request:
+        # Legacy: answered as "this client cannot give that input" by the protocol layer.
+        raise InputRequired(requests, state)
+    return {key: channel.request(r["method"], r.get("params", {})) for key, r in requests.items()}
+
+
+def require_capabilities(context: RequestContext, *capabilities: str) -> None:
+    """Refuse the request (``-32021``) unless the client declared every capability."""
+    declared = context.client_capabilities
+    missing = [c for c in capabilities if c not in declared]
+    if not missing:
+        return
+    if context.modern:
+        raise MissingClientCapability(*missing)
+    raise ToolError(
+        f"This tool needs a client that supports {', '.join(missing)}.",
+        code="missing_capability",
+        required_capabilities=missing,
+    )
+
+
+def can_ask(context: RequestContext, capability: str) -> bool:
+    """Whether input of this kind can be asked for during this request."""
+    if capability not in context.client_capabilities:
+        return False
+    if context.modern:
+        return True
+    return context.channel is not None and bool(context.channel.can_request)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import BaseCache, caches
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
 
 EVENT_ID = re.compile(r"^(?P<stream>[A-Za-z0-9_-]{8,64})\.(?P<seq>\d{1,9})$")
 # How long a client waits before it reconnects after the server closed a stream.
@@ -50,7 +50,7 @@ class StoredEvent:
 class EventStore:
     """The resumable streams of one endpoint, in its ``CACHE``."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: EndpointLike) -> None:
         settings = endpoint.settings
         self.cache: BaseCache = caches[settings.CACHE]
         self.window: int = settings.STREAM_RESUME_SECONDS

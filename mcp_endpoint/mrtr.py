@@ -5,10 +5,6 @@
   the tool, prompt or URI, a digest of the arguments, the credential and an expiry; each
   state carries a nonce that is recorded in the cache when the state is used, so a state
   works once. Anything else is refused with ``-32602``.
-- :func:`ask` is what :meth:`Context.ask <mcp_endpoint.context.Context.ask>` does: on a
-  2026-07-28 request it returns the answers the retry carries or raises
-  :class:`~mcp_endpoint.protocol.mrtr.InputRequired`; in a legacy session whose answer
-  streams it sends the requests to the client and waits for the answers.
 - :func:`confirm_destructive` asks the user to confirm a destructive tool before it runs
   (``CONFIRM_DESTRUCTIVE_TOOLS``), through elicitation, and only when the client declared
   elicitation.
@@ -26,20 +22,19 @@ from typing import TYPE_CHECKING, Any
 from django.core import signing
 from django.core.cache import caches
 
+from mcp_endpoint.context import ask, can_ask
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import (
     INVALID_STATE,
     InputRequired,
-    MissingClientCapability,
     elicitation,
-    missing_capabilities,
 )
 from mcp_endpoint.tools import ToolError, compact_json
 
 if TYPE_CHECKING:
     from mcp_endpoint.context import Context
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.tools import Tool
 
@@ -80,7 +75,7 @@ class SignedRequestState:
     a handler keeps nothing there it would not show the caller.
     """
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: EndpointLike) -> None:
         self.endpoint = endpoint
 
     @property
@@ -134,53 +129,6 @@ class SignedRequestState:
         )
 
 
-# -- asking the client ------------------------------------------------------------------------
-
-
-def ask(
-    call: Context, requests: Mapping[str, dict[str, Any]], state: Any = None
-) -> dict[str, dict[str, Any]]:
-    """The client's answers to ``requests``, keyed alike; see ``Context.ask``."""
-    context = call.request_context
-    missing = missing_capabilities(requests, context.client_capabilities)
-    if context.modern:
-        if missing:
-            raise MissingClientCapability(*missing)
-        answers = {k: context.input_responses[k] for k in requests if k in context.input_responses}
-        if len(answers) == len(requests):
-            return answers
-        raise InputRequired({k: v for k, v in requests.items() if k not in answers}, state)
-    channel = context.channel
-    if missing or channel is None or not channel.can_request:
-        # Legacy: answered as "this client cannot give that input" by the protocol layer.
-        raise InputRequired(requests, state)
-    return {key: channel.request(r["method"], r.get("params", {})) for key, r in requests.items()}
-
-
-def require_capabilities(call: Context, *capabilities: str) -> None:
-    """Refuse the request (``-32021``) unless the client declared every capability."""
-    declared = call.request_context.client_capabilities
-    missing = [c for c in capabilities if c not in declared]
-    if not missing:
-        return
-    if call.request_context.modern:
-        raise MissingClientCapability(*missing)
-    raise ToolError(
-        f"This tool needs a client that supports {', '.join(missing)}.",
-        code="missing_capability",
-        required_capabilities=missing,
-    )
-
-
-def can_ask(context: RequestContext, capability: str) -> bool:
-    """Whether input of this kind can be asked for during this request."""
-    if capability not in context.client_capabilities:
-        return False
-    if context.modern:
-        return True
-    return context.channel is not None and bool(context.channel.can_request)
-
-
 # -- confirming destructive tools --------------------------------------------------------------
 
 
@@ -211,7 +159,7 @@ def confirmation_request(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, 
 
 
 def confirm_destructive(
-    endpoint: Endpoint, tool: Tool, arguments: Mapping[str, Any], call: Context
+    endpoint: EndpointLike, tool: Tool, arguments: Mapping[str, Any], call: Context
 ) -> None:
     """Ask the user before a destructive tool runs, when the setting is on.
 
@@ -252,7 +200,7 @@ def confirm_destructive(
         if not (isinstance(state, dict) and state.get(CONFIRM_KEY) == tool.name) or not answer:
             raise InputRequired({CONFIRM_KEY: question}, {CONFIRM_KEY: tool.name})
     else:
-        answer = ask(call, {CONFIRM_KEY: question})[CONFIRM_KEY]
+        answer = ask(context, {CONFIRM_KEY: question})[CONFIRM_KEY]
     action = answer.get("action")
     content = answer.get("content")
     if action == "accept" and isinstance(content, dict) and content.get("confirm") is True:

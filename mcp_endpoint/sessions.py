@@ -29,7 +29,7 @@ from django.core.cache import BaseCache, caches
 from mcp_endpoint.mrtr import principal
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
 
 HEADER = "Mcp-Session-Id"
@@ -76,7 +76,7 @@ class Session:
 class SessionStore:
     """The sessions of one endpoint, in its ``CACHE``."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: EndpointLike) -> None:
         self.endpoint = endpoint
         settings = endpoint.settings
         self.cache: BaseCache = caches[settings.CACHE]
@@ -201,7 +201,7 @@ def is_client_response(message: Any) -> bool:
 
 
 def opened_by(
-    endpoint: Endpoint, message: Any, answer: dict[str, Any] | None, context: RequestContext
+    endpoint: EndpointLike, message: Any, answer: dict[str, Any] | None, context: RequestContext
 ) -> Session | None:
     """The session an ``initialize`` request opens once it has succeeded; None otherwise."""
     if not isinstance(message, dict) or message.get("method") != "initialize" or answer is None:
@@ -215,7 +215,7 @@ def opened_by(
     )
 
 
-def enter(endpoint: Endpoint, session_id: str | None, context: RequestContext) -> Session:
+def enter(endpoint: EndpointLike, session_id: str | None, context: RequestContext) -> Session:
     """Attach the named session to ``context``, or raise :class:`SessionRefused`."""
     if not session_id:
         raise SessionRefused(
@@ -233,7 +233,7 @@ def enter(endpoint: Endpoint, session_id: str | None, context: RequestContext) -
     return session
 
 
-def end(endpoint: Endpoint, session_id: str | None, context: RequestContext) -> None:
+def end(endpoint: EndpointLike, session_id: str | None, context: RequestContext) -> None:
     """``DELETE``: end the named session of this credential, or raise :class:`SessionRefused`."""
     if not session_id:
         raise SessionRefused(400, f"Bad Request: send the {HEADER} header to end")

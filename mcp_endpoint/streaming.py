@@ -39,7 +39,7 @@ from mcp_endpoint.responses import KEEPALIVE, sse_event
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
 
 logger = logging.getLogger("mcp_endpoint.streaming")
@@ -74,7 +74,7 @@ class StreamClosed(BaseException):
 class Channel:
     """How a streamed call reaches its client: notifications and, in a session, requests."""
 
-    def __init__(self, endpoint: Endpoint, context: RequestContext) -> None:
+    def __init__(self, endpoint: EndpointLike, context: RequestContext) -> None:
         self.endpoint = endpoint
         self.context = context
         self.events: queue.Queue[Event] = queue.Queue()
@@ -203,7 +203,7 @@ class Channel:
             self.closed.set()
 
 
-def log_threshold(endpoint: Endpoint, context: RequestContext) -> str | None:
+def log_threshold(endpoint: EndpointLike, context: RequestContext) -> str | None:
     """The lowest level to send, or None for no log messages at all.
 
     A 2026-07-28 request gets log messages only when its ``_meta`` names a level; a legacy
@@ -221,7 +221,9 @@ def accepts_event_stream(request: HttpRequest) -> bool:
     return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
 
 
-def wanted(endpoint: Endpoint, request: HttpRequest, message: Any, context: RequestContext) -> bool:
+def wanted(
+    endpoint: EndpointLike, request: HttpRequest, message: Any, context: RequestContext
+) -> bool:
     """Whether this request's answer may stream: a tool call that can produce notifications."""
     if not endpoint.settings.STREAMING or not isinstance(message, dict):
         return False
@@ -245,7 +247,7 @@ def wanted(endpoint: Endpoint, request: HttpRequest, message: Any, context: Requ
     )
 
 
-def start(endpoint: Endpoint, message: dict[str, Any], context: RequestContext) -> Channel:
+def start(endpoint: EndpointLike, message: dict[str, Any], context: RequestContext) -> Channel:
     """Run the call in a worker; the transport reads what it produces from the channel."""
     channel = Channel(endpoint, context)
     context.channel = channel
@@ -256,7 +258,7 @@ def start(endpoint: Endpoint, message: dict[str, Any], context: RequestContext) 
 
 
 def run_call(
-    endpoint: Endpoint, message: dict[str, Any], context: RequestContext, channel: Channel
+    endpoint: EndpointLike, message: dict[str, Any], context: RequestContext, channel: Channel
 ) -> None:
     """The worker's side: answer the message, whatever happens, then release the database."""
     answer: dict[str, Any] | None = None
@@ -336,7 +338,7 @@ async def async_events(
 
 
 def resume(
-    endpoint: Endpoint, session_id: str, last_event_id: str, *, asynchronous: bool
+    endpoint: EndpointLike, session_id: str, last_event_id: str, *, asynchronous: bool
 ) -> Iterator[bytes] | AsyncIterator[bytes]:
     """The events after ``last_event_id``, then the rest of the stream until its answer.
 

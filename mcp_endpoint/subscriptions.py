@@ -46,7 +46,7 @@ from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.responses import KEEPALIVE, sse_event
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.resources import Resource, UriMapper
 
@@ -62,7 +62,7 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # -- from a saved row to the URIs it changes ------------------------------------------------------
 
 
-def follow(endpoint: Endpoint, resource: Resource) -> None:
+def follow(endpoint: EndpointLike, resource: Resource) -> None:
     """Publish updates of ``resource`` when the rows of the models it follows change."""
     for model, mapper in resource.follows.items():
         changed = _receiver(endpoint, resource, mapper)
@@ -71,7 +71,7 @@ def follow(endpoint: Endpoint, resource: Resource) -> None:
         post_delete.connect(changed, sender=model, weak=False, dispatch_uid=uid + ":delete")
 
 
-def _receiver(endpoint: Endpoint, resource: Resource, mapper: UriMapper | None) -> Any:
+def _receiver(endpoint: EndpointLike, resource: Resource, mapper: UriMapper | None) -> Any:
     # The signal holds the receiver for good; the receiver must not keep the endpoint alive.
     endpoint_ref = weakref.ref(endpoint)
 
@@ -91,7 +91,7 @@ def _receiver(endpoint: Endpoint, resource: Resource, mapper: UriMapper | None) 
     return changed
 
 
-def publish(endpoint: Endpoint, uris: Iterable[str]) -> None:
+def publish(endpoint: EndpointLike, uris: Iterable[str]) -> None:
     """Tell every process's streams that these URIs changed."""
     hub = hub_for(endpoint)
     for uri in dict.fromkeys(uris):
@@ -101,7 +101,7 @@ def publish(endpoint: Endpoint, uris: Iterable[str]) -> None:
 # -- the broker: Redis pub/sub or this process ---------------------------------------------
 
 
-def redis_url(endpoint: Endpoint) -> str | None:
+def redis_url(endpoint: EndpointLike) -> str | None:
     url: str | None = endpoint.settings.SUBSCRIPTIONS_REDIS_URL
     if url:
         return url
@@ -215,7 +215,7 @@ _hubs: dict[tuple[str, str | None], Hub] = {}
 _hubs_lock = threading.Lock()
 
 
-def hub_for(endpoint: Endpoint) -> Hub:
+def hub_for(endpoint: EndpointLike) -> Hub:
     url = redis_url(endpoint)
     prefix = caches[endpoint.settings.CACHE].key_prefix
     channel = f"{prefix}:mcp_endpoint:updates:{endpoint.name}"
@@ -229,7 +229,7 @@ def hub_for(endpoint: Endpoint) -> Hub:
 # -- subscribing (legacy sessions) -------------------------------------------------------------
 
 
-def subscribe(endpoint: Endpoint, uri: str, context: RequestContext) -> None:
+def subscribe(endpoint: EndpointLike, uri: str, context: RequestContext) -> None:
     """Remember ``uri`` in the session, if the credential may read it now."""
     if context.session is None:
         raise ProtocolError(
@@ -254,7 +254,7 @@ class StreamLimit:
     """At most ``STREAMS_PER_CREDENTIAL`` open GET streams per credential (best effort:
     the count lives in the cache, so every process shares it)."""
 
-    def __init__(self, endpoint: Endpoint, owner: str) -> None:
+    def __init__(self, endpoint: EndpointLike, owner: str) -> None:
         self.cache = caches[endpoint.settings.CACHE]
         self.key = f"mcp_endpoint:streams:{endpoint.name}:{owner}"
         self.limit: int = endpoint.settings.STREAMS_PER_CREDENTIAL
@@ -284,7 +284,7 @@ def update_message(uri: str, subscription_id: Any = None) -> dict[str, Any]:
 # -- 2026-07-28: subscriptions/listen ---------------------------------------------------------
 
 
-def readable_now(endpoint: Endpoint, uri: str, context: RequestContext) -> bool:
+def readable_now(endpoint: EndpointLike, uri: str, context: RequestContext) -> bool:
     try:
         endpoint.read_resource(uri, context)
     except ProtocolError:
@@ -293,7 +293,7 @@ def readable_now(endpoint: Endpoint, uri: str, context: RequestContext) -> bool:
 
 
 def listen_stream(
-    endpoint: Endpoint,
+    endpoint: EndpointLike,
     answer: dict[str, Any],
     context: RequestContext,
     *,
@@ -325,7 +325,7 @@ def listen_stream(
 
 
 async def async_listen(
-    endpoint: Endpoint,
+    endpoint: EndpointLike,
     ack: dict[str, Any],
     uris: set[str],
     subscription_id: Any,
@@ -352,7 +352,7 @@ async def async_listen(
 
 
 def wanted_update(
-    endpoint: Endpoint, session_id: str, uri: str, context: RequestContext
+    endpoint: EndpointLike, session_id: str, uri: str, context: RequestContext
 ) -> bool | None:
     """Whether to send this update: subscribed, and readable now. None: the session ended."""
     from mcp_endpoint.sessions import SessionStore
@@ -371,7 +371,7 @@ def wanted_update(
 
 
 async def async_updates(
-    endpoint: Endpoint, session_id: str, context: RequestContext, limit: StreamLimit
+    endpoint: EndpointLike, session_id: str, context: RequestContext, limit: StreamLimit
 ) -> AsyncIterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_async()
@@ -398,7 +398,7 @@ async def async_updates(
 
 
 def sync_updates(
-    endpoint: Endpoint, session_id: str, context: RequestContext, limit: StreamLimit
+    endpoint: EndpointLike, session_id: str, context: RequestContext, limit: StreamLimit
 ) -> Iterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_sync()

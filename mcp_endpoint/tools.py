@@ -16,6 +16,7 @@ from jsonschema.exceptions import ValidationError as SchemaValidationError
 
 from mcp_endpoint.protocol.content import Content, Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import FORBIDDEN_CHARACTERS, Encoded
+from mcp_endpoint.protocol.tool_error import ToolError
 from mcp_endpoint.registry import NamedRegistry
 from mcp_endpoint.schema import portable
 
@@ -26,42 +27,6 @@ logger = logging.getLogger("mcp_endpoint.tools")
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
-
-
-class ToolError(Exception):
-    """A failure inside a tool, answered as a result with ``isError: true``.
-
-    ``code`` is one of the codes the error table names (``invalid_arguments``,
-    ``not_found``, ``permission_denied``, ``insufficient_scope``, ``conflict``,
-    ``throttled``, ``internal_error``) or the host's own; ``details`` go into
-    ``structuredContent.error`` beside the code and the message.
-    """
-
-    def __init__(self, message: str, code: str = "tool_error", **details: Any) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.details = details
-
-    def to_result(self) -> ToolResult:
-        error = {"code": self.code, "message": self.message, **self.details}
-        return ToolResult(content=[Text(self.render())], structured={"error": error}, is_error=True)
-
-    def render(self) -> str:
-        lines = [f"Error ({self.code}): {self.message}"]
-        fields = self.details.get("fields")
-        if isinstance(fields, Mapping):
-            for name, messages in fields.items():
-                text = (
-                    "; ".join(str(m) for m in messages)
-                    if isinstance(messages, list)
-                    else str(messages)
-                )
-                lines.append(f"- {name}: {text}")
-        for key in ("required_scopes", "granted_scopes", "retry_after"):
-            if key in self.details:
-                lines.append(f"{key}: {self.details[key]}")
-        return "\n".join(lines)
 
 
 class Tool:

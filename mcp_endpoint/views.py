@@ -49,7 +49,7 @@ from mcp_endpoint.responses import (
 )
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
 
 logger = logging.getLogger("mcp_endpoint.transport")
 
@@ -62,7 +62,7 @@ NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "ur
 class MCPView(View):
     """``POST`` JSON-RPC to an :class:`~mcp_endpoint.endpoint.Endpoint`."""
 
-    endpoint: Endpoint | None = None
+    endpoint: EndpointLike | None = None
     http_method_names = ["post", "options", "get", "delete", "put", "patch", "head"]
     # The body as a message, or why it is not one; read and parsed once per request (Django
     # makes a view instance per request).

@@ -8,7 +8,7 @@ same request again, with ``inputResponses`` keyed like the requests and the
 ``requestState`` echoed. The state is sealed by a :class:`RequestStateCodec` (the Django
 side signs it and binds it to the credential and to the call) and is opened again before
 the retry reaches the handler, which then finds the answers and its own state on the
-:class:`~mcp_endpoint.protocol.server.RequestContext`.
+:class:`~mcp_endpoint.protocol.request_context.RequestContext`.
 
 This module is transport-free: dicts in, dicts out.
 """
@@ -22,7 +22,7 @@ from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 
 if TYPE_CHECKING:
-    from mcp_endpoint.protocol.server import RequestContext
+    from mcp_endpoint.protocol.request_context import RequestContext
 
 # The only requests whose results may be input-required.
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})

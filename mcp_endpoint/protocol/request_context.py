@@ -1,0 +1,41 @@
+"""What a method handler knows about one request besides its params."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_endpoint.protocol.versions import LEGACY, MODERN
+
+
+@dataclass
+class RequestContext:
+    """What a method handler knows about the request besides its params.
+
+    ``credential`` and ``transport`` are opaque here: the credential is whatever the
+    transport authenticated (it has ``scopes``), the transport object is handed through to
+    tools that need it (the DRF adapter builds its inner request from it).
+    """
+
+    era: str = LEGACY
+    protocol_version: str = ""
+    credential: Any = None
+    transport: Any = None
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    client_info: dict[str, Any] | None = None
+    progress_token: str | int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    # A multi round-trip retry (2026-07-28): the client's answers and the opened state.
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    request_state: Any = None
+    # The lowest log level the client wants (modern: _meta logLevel; legacy: its session's).
+    log_level: str | None = None
+    # Where notifications (and, in a legacy session, requests to the client) go during the
+    # request: a streamed answer's channel, or None when the answer is plain JSON.
+    channel: Any = None
+    # The legacy session the request belongs to, when sessions are on.
+    session: Any = None
+
+    @property
+    def modern(self) -> bool:
+        return self.era == MODERN

@@ -1,0 +1,44 @@
+"""A failure inside a tool: answered as a result with ``isError: true``, not a JSON-RPC error."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_endpoint.protocol.content import Text, ToolResult
+
+
+class ToolError(Exception):
+    """A failure inside a tool, answered as a result with ``isError: true``.
+
+    ``code`` is one of the codes the error table names (``invalid_arguments``,
+    ``not_found``, ``permission_denied``, ``insufficient_scope``, ``conflict``,
+    ``throttled``, ``internal_error``) or the host's own; ``details`` go into
+    ``structuredContent.error`` beside the code and the message.
+    """
+
+    def __init__(self, message: str, code: str = "tool_error", **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.details = details
+
+    def to_result(self) -> ToolResult:
+        error = {"code": self.code, "message": self.message, **self.details}
+        return ToolResult(content=[Text(self.render())], structured={"error": error}, is_error=True)
+
+    def render(self) -> str:
+        lines = [f"Error ({self.code}): {self.message}"]
+        fields = self.details.get("fields")
+        if isinstance(fields, Mapping):
+            for name, messages in fields.items():
+                text = (
+                    "; ".join(str(m) for m in messages)
+                    if isinstance(messages, list)
+                    else str(messages)
+                )
+                lines.append(f"- {name}: {text}")
+        for key in ("required_scopes", "granted_scopes", "retry_after"):
+            if key in self.details:
+                lines.append(f"{key}: {self.details[key]}")
+        return "\n".join(lines)
