@@ -87,7 +87,7 @@ def test_a_schema_no_arguments_satisfy_is_a_warning(alice_key: str) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.urls("tests.urls_no_oauth")
+@pytest.mark.urls("tests.urls_oauth_urls_unmounted")
 def test_unmounted_oauth_urls_are_found_in_process() -> None:
     status, output = doctor("--host", "testserver")
     assert status == 1
@@ -167,7 +167,7 @@ def test_a_proxy_aware_host_passes_behind_the_proxy(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_unmounted_oauth_urls_are_found_live(tmp_path: Path) -> None:
-    with start(tmp_path, "tests.settings_no_oauth") as server:
+    with start(tmp_path, "tests.settings_oauth_urls_unmounted") as server:
         done = run_doctor(server)
     assert done.returncode == 1, done.stdout
     assert "mcp_doctor.E006" in done.stdout

@@ -100,7 +100,7 @@ def test_the_demo_host_passes_the_oauth_checks() -> None:
 
 def test_e070_the_challenge_names_an_unmounted_metadata_url(settings: Any, client: Client) -> None:
     # The endpoint is mounted, the OAuth URLs are not: the 401 points clients at a 404.
-    settings.ROOT_URLCONF = "tests.urls_without_oauth"
+    settings.ROOT_URLCONF = "tests.urls_toolkit_not_installed"
     challenge = client.post("/mcp", "{}", content_type="application/json")["WWW-Authenticate"]
     assert 'resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp"' in (
         challenge
@@ -182,7 +182,7 @@ print(json.dumps({"redeemed": RedeemedAuthorizationCode.objects.count()}))
 
 
 def run_without_oauth(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_without_oauth"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_toolkit_not_installed"}
     return subprocess.run(
         [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )

@@ -1,4 +1,4 @@
-"""The MCP endpoint alone, for :mod:`tests.settings_without_oauth`."""
+"""The MCP endpoint alone, for :mod:`tests.settings_toolkit_not_installed`."""
 
 from __future__ import annotations
 

@@ -7,5 +7,5 @@ deploys without running the checks effectively does, so the server starts and
 
 from project.settings import *  # noqa: F403
 
-ROOT_URLCONF = "tests.urls_no_oauth"
+ROOT_URLCONF = "tests.urls_oauth_urls_unmounted"
 SILENCED_SYSTEM_CHECKS = ["mcp_endpoint.E070"]

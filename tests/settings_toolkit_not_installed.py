@@ -16,7 +16,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "mcp_endpoint",
 ]
-ROOT_URLCONF = "tests.urls_without_oauth"
+ROOT_URLCONF = "tests.urls_toolkit_not_installed"
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
