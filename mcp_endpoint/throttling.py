@@ -24,7 +24,6 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from django.http import HttpRequest
 from rest_framework.settings import api_settings
 from rest_framework.throttling import (
     AnonRateThrottle,
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
 
     from mcp_endpoint.authentication import Credential
 
-COUNTED_KEYS_ATTRIBUTE = "_mcp_counted_throttle_keys"
 # The messages that run host code, and so spend the host's REST budget.
 WORK_METHODS = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
 
@@ -212,6 +210,9 @@ class RateLimits:
         self.credential = credential
         self.classes = classes
         self.protocol_rate = protocol_rate
+        # The cache keys of the throttles this HTTP request was counted against: a tool
+        # call's view must not count it again (see RequestContext.counted_throttle_keys).
+        self.counted: set[str] = set()
         self._view: APIView | None = None
 
     @property
@@ -232,19 +233,16 @@ class RateLimits:
     def check_work(self) -> float | None:
         if not self.classes:
             return None
-        request: HttpRequest = self.drf_request._request
-        counted: set[str] = getattr(request, COUNTED_KEYS_ATTRIBUTE, set())
         waits: list[float] = []
         for cls in self.classes:
             throttle = cls()
             allowed = throttle.allow_request(self.drf_request, self.view)
             key = _cache_key(throttle)
             if allowed and key:
-                counted.add(key)
+                self.counted.add(key)
             if not allowed:
                 wait = throttle.wait()
                 waits.append(wait if wait is not None else 0.0)
-        setattr(request, COUNTED_KEYS_ATTRIBUTE, counted)
         return max(waits) if waits else None
 
     def check_protocol(self) -> float | None:
@@ -266,8 +264,3 @@ def _cache_key(throttle: BaseThrottle) -> str | None:
         key: Any = getattr(throttle, "key", None)
         return key if isinstance(key, str) else None
     return None
-
-
-def counted_keys(request: HttpRequest) -> set[str]:
-    keys: set[str] = getattr(request, COUNTED_KEYS_ATTRIBUTE, set())
-    return keys

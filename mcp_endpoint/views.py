@@ -104,7 +104,7 @@ class MCPView(View):
             )
         if request.method == "OPTIONS":
             response = empty_response(204)
-            response["Allow"] = self.allowed_methods_header()
+            response["Allow"] = self.allowed_methods_header(request)
             return response
         if request.method == "DELETE" and self.endpoint.settings.SESSIONS:
             return self.delete_session(request)
@@ -117,7 +117,7 @@ class MCPView(View):
         if (
             request.method == "GET"
             and self.endpoint.settings.SESSIONS
-            and (isinstance(request, ASGIRequest) or self.endpoint.settings.WSGI_GET_STREAMS)
+            and self.serves_get_streams(request)
         ):
             return self.session_stream(request)
         if request.method != "POST":
@@ -126,7 +126,7 @@ class MCPView(View):
                 jsonrpc.REQUEST_REFUSED,
                 f"Method Not Allowed: send JSON-RPC messages with POST, not {request.method}",
                 request_id=self.request_id(request),
-                headers={"Allow": self.allowed_methods_header()},
+                headers={"Allow": self.allowed_methods_header(request)},
             )
         return self.post(request)
 
@@ -169,9 +169,19 @@ class MCPView(View):
             return None  # OSError: the client went away while sending the body
         return jsonrpc.request_id_of(message) if problem is None else None
 
-    def allowed_methods_header(self) -> str:
+    def allowed_methods_header(self, request: HttpRequest) -> str:
         assert self.endpoint is not None
-        return "POST, OPTIONS, DELETE" if self.endpoint.settings.SESSIONS else "POST, OPTIONS"
+        if not self.endpoint.settings.SESSIONS:
+            return "POST, OPTIONS"
+        if self.serves_get_streams(request):
+            return "GET, POST, OPTIONS, DELETE"
+        return "POST, OPTIONS, DELETE"
+
+    def serves_get_streams(self, request: HttpRequest) -> bool:
+        """Whether a session's ``GET`` opens its stream here: under ASGI, or under WSGI
+        when the host accepts that each open stream holds a worker."""
+        assert self.endpoint is not None
+        return isinstance(request, ASGIRequest) or bool(self.endpoint.settings.WSGI_GET_STREAMS)
 
     def delete_session(self, request: HttpRequest) -> HttpResponse:
         """``DELETE`` with sessions on: end the caller's session named by the header."""
@@ -376,6 +386,7 @@ class MCPView(View):
             protocol_version=header_version or DEFAULT_LEGACY_HEADER_VERSION,
             credential=credential,
             transport=request,
+            counted_throttle_keys=frozenset(limits.counted),
         )
         if era == MODERN:
             problem = self.modern_headers_problem(request, message, header_version)
@@ -519,6 +530,7 @@ class MCPView(View):
                 protocol_version=header_version or DEFAULT_LEGACY_HEADER_VERSION,
                 credential=credential,
                 transport=request,
+                counted_throttle_keys=frozenset(limits.counted),
             )
             if self.endpoint.settings.SESSIONS:
                 try:

@@ -423,6 +423,8 @@ def test_two_processes_cap_sessions_per_credential(two_servers: tuple[Raw, Raw, 
     second = b.open(alice)
     time.sleep(1.1)
     assert b.rpc(alice, "tools/list", first)[0] == 200  # now the second is the least used
+    # Bob's session is used just before, so that a slow machine cannot idle it out (3 s).
+    assert a.rpc(bob, "tools/list", bobs)[0] == 200
     third = a.open(alice)
     assert a.rpc(alice, "tools/list", second)[0] == 404
     assert b.rpc(alice, "tools/list", second)[0] == 404

@@ -219,6 +219,15 @@ def wsgi_streams(settings: Any) -> None:
     }
 
 
+@pytest.mark.usefixtures("wsgi_streams")
+def test_allowed_methods_name_get_where_streams_are_served(client: Any) -> None:
+    # A PUT is refused with the methods that work here, GET included once it opens streams.
+    response = client.put("/mcp")
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, POST, OPTIONS, DELETE"
+    assert client.options("/mcp")["Allow"] == "GET, POST, OPTIONS, DELETE"
+
+
 def open_stream(client: Any, key: str, session_id: str) -> Any:
     headers = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"}
     return client.get("/mcp", headers={**headers, **in_session(session_id)})

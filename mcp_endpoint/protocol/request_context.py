@@ -35,6 +35,9 @@ class RequestContext:
     channel: Any = None
     # The legacy session the request belongs to, when sessions are on.
     session: Any = None
+    # Opaque keys of the rate limits the transport already counted this request against,
+    # so that the host code a tool runs does not count it a second time.
+    counted_throttle_keys: frozenset[str] = frozenset()
 
     @property
     def modern(self) -> bool:

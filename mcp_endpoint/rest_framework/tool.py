@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonschema import Draft202012Validator
 
-from mcp_endpoint import throttling
 from mcp_endpoint.rest_framework.calling import Caller, call_view
 from mcp_endpoint.rest_framework.credentials import refusal, takes
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
@@ -156,7 +155,7 @@ class ViewSetTool(Tool):
         http_request = call.http_request
         if http_request is None:
             raise ToolError("This tool runs only over HTTP", code="internal_error")
-        caller = Caller(call.credential, frozenset(throttling.counted_keys(http_request)))
+        caller = Caller(call.credential, call.request_context.counted_throttle_keys)
         response, kwargs = call_view(
             spec, self.registration.view_class, arguments, http_request, caller
         )
