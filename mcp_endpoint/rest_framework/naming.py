@@ -65,7 +65,7 @@ def identifier(text: str) -> str:
 
 
 # What a nested route's kwarg says after the parent's noun: user_pk, project_id, team_slug.
-PARENT_KWARG_SUFFIX = re.compile(r"_+(pk|id|slug|uuid|lookup|key|code|name)$")
+PARENT_KWARG_SUFFIX = re.compile(r"_+(pk|id|slug|uuid)$")
 
 
 def parent_noun(kwarg: str) -> str:
