@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.nested.urls")
 
 User = get_user_model()
 MISSING = 999_999
-PATH_ARGUMENTS = {"id", "project_pk", "task_pk"}
+PATH_ARGUMENTS = {"id", "project_pk", "task_pk", "user_pk"}
 
 
 @pytest.fixture
@@ -61,6 +61,8 @@ def ids(owner: Any) -> dict[str, int]:
         "other_task": other_task.pk,
         "comment": comment.pk,
         "missing": MISSING,
+        "owner": owner.pk,
+        "stranger": stranger.pk,
     }
 
 
@@ -90,6 +92,24 @@ OPERATIONS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("replace_project", "PUT", "/api/projects/{id}/", {"id": "{project}", "name": "Again"}),
     ("delete_project", "DELETE", "/api/projects/{id}/", {"id": "{project}"}),
     ("delete_project", "DELETE", "/api/projects/{id}/", {"id": "{other}"}),
+    # The same viewset under a user, routed by hand: the caller's own only.
+    ("list_user_projects", "GET", "/api/users/{user_pk}/projects/", {"user_pk": "{owner}"}),
+    ("list_user_projects", "GET", "/api/users/{user_pk}/projects/", {"user_pk": "'{owner}'"}),
+    ("list_user_projects", "GET", "/api/users/{user_pk}/projects/", {"user_pk": "{stranger}"}),
+    ("list_user_projects", "GET", "/api/users/{user_pk}/projects/", {"user_pk": "{missing}"}),
+    (
+        "create_user_project",
+        "POST",
+        "/api/users/{user_pk}/projects/",
+        {"user_pk": "{owner}", "name": "Mine"},
+    ),
+    (
+        "create_user_project",
+        "POST",
+        "/api/users/{user_pk}/projects/",
+        {"user_pk": "{stranger}", "name": "Theirs"},
+    ),
+    ("create_user_project", "POST", "/api/users/{user_pk}/projects/", {"user_pk": "{owner}"}),
     # The same viewset, flat (every task of the caller's projects) ...
     ("list_tasks", "GET", "/api/tasks/", {}),
     ("list_tasks", "GET", "/api/tasks/", {"page": 2}),

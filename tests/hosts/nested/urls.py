@@ -2,7 +2,8 @@
 
 Projects and tasks are routed by drf-nested-routers' routers (the tasks flat at
 ``api/tasks/`` and nested at ``api/projects/<project_pk>/tasks/``); comments by hand, one
-level deeper, with ``path()`` and ``re_path()`` patterns.
+level deeper, with ``path()`` and ``re_path()`` patterns, and a user's projects at
+``api/users/<user_pk>/projects/``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ comment_list = CommentViewSet.as_view({"get": "list", "post": "create"})
 comment_detail = CommentViewSet.as_view(
     {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
 )
+user_patterns = [
+    path(
+        "users/<int:user_pk>/projects/",
+        ProjectViewSet.as_view({"get": "list", "post": "create"}),
+        name="user-project-list",
+    ),
+]
 comment_patterns = [
     path(
         "projects/<int:project_pk>/tasks/<int:task_pk>/comments/",
@@ -41,10 +49,12 @@ endpoint = host_endpoint("nested")
 endpoint.register_router(router, per_basename={"task": {"include": ["list", "retrieve"]}})
 endpoint.register_router(project_router)
 endpoint.register_viewset(CommentViewSet, parents=["project_pk", "task_pk"])
+endpoint.register_viewset(ProjectViewSet, parents=["user_pk"], include=["list", "create"])
 
 urlpatterns = [
     path("api/", include(router.urls)),
     path("api/", include(project_router.urls)),
     path("api/", include(comment_patterns)),
+    path("api/", include(user_patterns)),
     path("mcp", endpoint.urls),
 ]

@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework_nested.viewsets import NestedViewSetMixin
 
@@ -70,6 +71,10 @@ class ProjectViewSet(HostViewSet):
     def get_queryset(self) -> QuerySet[Project]:
         if getattr(self, "swagger_fake_view", False):
             return Project.objects.none()
+        # users/<int:user_pk>/projects/: the caller's own, and no one else's (the int
+        # converter hands the view an int, which is compared as one).
+        if "user_pk" in self.kwargs and self.kwargs["user_pk"] != self.request.user.pk:
+            raise NotFound("No such user.")
         return self.visible_projects()
 
     def perform_create(self, serializer: Any) -> None:
