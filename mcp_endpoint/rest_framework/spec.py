@@ -205,10 +205,11 @@ def build_spec(
         if parameter.get("in") == "path":
             path_arguments[pname] = path_map.get(pname, pname)
             typed = kwarg_schemas.get(path_arguments[pname])
-            if typed is not None:
+            if typed is not None and "enum" not in schema:
                 # What the route's converter or regex lets through, which drf-spectacular
                 # cannot know for a kwarg that is not a model field (a nested route's
-                # user_pk), and which a model field's type must not contradict.
+                # user_pk), and which a model field's type must not contradict (a list
+                # of choices says more).
                 schema = {k: v for k, v in schema.items() if k not in KWARG_TYPE_KEYWORDS}
                 schema.update(typed)
             versioning = getattr(view, "versioning_class", None)
@@ -392,11 +393,10 @@ REGEX_SCHEMAS: dict[str, dict[str, Any]] = {
     "-?[0-9]+": {"type": "integer"},
     r"-?\d+": {"type": "integer"},
     "[-a-zA-Z0-9_]+": KWARG_SCHEMAS["slug"],
-    "[-\\w]+": {"type": "string", "pattern": "^[-\\w]+$"},
     "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}": KWARG_SCHEMAS["uuid"],
 }
 # What a route's own typing replaces in drf-spectacular's schema of a kwarg.
-KWARG_TYPE_KEYWORDS = frozenset({"type", "format", "pattern", "minimum", "maximum", "enum"})
+KWARG_TYPE_KEYWORDS = frozenset({"type", "format", "pattern", "minimum", "maximum"})
 
 
 def url_kwarg_schemas(pattern: str) -> dict[str, dict[str, Any]]:
