@@ -162,8 +162,13 @@ def call_view(
     request = inner_request(http_request, method, path, query, body, accept=accept)
     # What URL resolution gives a REST request: NamespaceVersioning reads the namespace from
     # it, and reverse() inside the view then stays in the route's namespace.
+    view_kwargs: dict[str, Any] = kwargs
     with contextlib.suppress(Resolver404):
         request.resolver_match = resolve(path)
+        if request.resolver_match.func is route.callback:
+            # The kwargs as the route's converters make them (an int for <int:user_pk>),
+            # which the view compares and looks up exactly as it does for REST.
+            view_kwargs = {**kwargs, **request.resolver_match.kwargs}
     actions = getattr(route.callback, "actions", None)
     initkwargs = {**route.callback.initkwargs, "caller": caller}
     view: Callable[..., HttpResponseBase] = (
@@ -172,7 +177,7 @@ def call_view(
         else view_class.as_view(**initkwargs)
     )
     try:
-        response = view(request, **kwargs)
+        response = view(request, **view_kwargs)
     except IntegrityError as exc:
         raise ToolError(
             "The change conflicts with existing data",

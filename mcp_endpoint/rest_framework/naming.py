@@ -62,3 +62,21 @@ def nouns(
 
 def identifier(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+# What a nested route's kwarg says after the parent's noun: user_pk, project_id, team_slug.
+PARENT_KWARG_SUFFIX = re.compile(r"_+(pk|id|slug|uuid)$")
+
+
+def parent_noun(kwarg: str) -> str:
+    """The noun of the parent a nested route's URL kwarg names: ``user_pk`` -> ``user``."""
+    return identifier(PARENT_KWARG_SUFFIX.sub("", kwarg)) or identifier(kwarg)
+
+
+def prefixed_nouns(prefix: str, singular: str, plural: str) -> tuple[str, str]:
+    """The nouns of a nested registration's tools: ``user`` + ``snippet`` -> ``user_snippet``
+    (``list_user_snippets``, ``get_user_snippet``); an empty prefix keeps them."""
+    prefix = identifier(prefix)
+    if not prefix:
+        return singular, plural
+    return f"{prefix}_{singular}", f"{prefix}_{plural}"

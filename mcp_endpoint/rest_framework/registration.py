@@ -9,8 +9,9 @@ loaded yet when ``mcp.py`` modules register), and reports what it could not buil
 from __future__ import annotations
 
 import logging
+import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
@@ -31,6 +32,8 @@ from mcp_endpoint.rest_framework.naming import (
     default_tool_name,
     identifier,
     nouns,
+    parent_noun,
+    prefixed_nouns,
     viewset_actions,
 )
 from mcp_endpoint.rest_framework.spec import (
@@ -71,11 +74,24 @@ class ViewSetRegistration:
         singular: str | None = None,
         plural: str | None = None,
         version: str | None = None,
+        parents: Sequence[str] | None = None,
+        name_prefix: str | None = None,
+        router: BaseRouter | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.version = version
         self.viewset = viewset
         self.basename = basename or default_basename(viewset)
+        # A router's viewset is found by the views the router made for it; otherwise by
+        # the URL kwargs of its parents, which tell a nested route from a flat one.
+        self.router_callbacks: frozenset[Any] | None = None
+        if router is not None:
+            self.router_callbacks, router_parents = router_entry(router, viewset, self.basename)
+            parents = router_parents if parents is None else parents
+        self.router = router
+        self.parents = tuple(parents) if parents is not None else None
+        if name_prefix is None:
+            name_prefix = parent_noun(self.parents[-1]) if self.parents else ""
         self.prefix = prefix or self.basename
         self.include = set(include) if include is not None else None
         self.exclude = set(exclude)
@@ -89,7 +105,9 @@ class ViewSetRegistration:
                 description=(descriptions or {}).get(action),
                 annotations=dict((annotations or {}).get(action, {})),
             )
-        self.singular, self.plural = nouns(viewset, self.basename, singular, plural)
+        self.singular, self.plural = prefixed_nouns(
+            name_prefix, *nouns(viewset, self.basename, singular, plural)
+        )
         self.view_class = tool_view_class(viewset)
         self.tools: list[ViewSetTool] = []
         # Found when registering (E020), and when building (E021, W022).
@@ -132,9 +150,59 @@ class ViewSetRegistration:
         """Whether a route of the URL conf is one of this registration's."""
         return getattr(route.callback, "cls", None) is self.viewset
 
+    def route_parents(self, route: Route) -> tuple[str, ...]:
+        """The URL kwargs of a route that name parent objects (``user_pk`` in
+        ``users/{user_pk}/snippets/{pk}/``): all but the lookup, the format suffix and a
+        URL path version."""
+        own = {
+            getattr(self.viewset, "lookup_url_kwarg", None)
+            or getattr(self.viewset, "lookup_field", "pk"),
+            getattr(getattr(self.viewset, "versioning_class", None), "version_param", None),
+            "format",
+        }
+        return tuple(k for k in re.findall(r"{(\w+)}", route.path) if k not in own)
+
+    def routed_families(self) -> tuple[list[Route], list[tuple[str, ...]]]:
+        """The viewset's routes in the URL conf, and their parents, each set once."""
+        routes = [route for route in url_conf_routes() if self.matches(route)]
+        return routes, list(dict.fromkeys(self.route_parents(route) for route in routes))
+
+    def url_conf_routes(self) -> list[Route]:
+        """This registration's routes in the URL conf.
+
+        A viewset routed flat and nested (``snippets/`` and ``users/{user_pk}/snippets/``)
+        is registered once for each: without ``parents`` the flat routes are taken (or the
+        first nested ones when it has no flat route), with them the routes under exactly
+        those parents.
+        """
+        routes, families = self.routed_families()
+        if self.router_callbacks is not None:
+            own = [route for route in routes if route.callback in self.router_callbacks]
+            if own:
+                return own
+        wanted = self.parents
+        if wanted is None:
+            wanted = () if () in families or not families else families[0]
+        return [route for route in routes if self.route_parents(route) == wanted]
+
     def check_routes(self) -> list[CheckMessage]:
         """Problems of the URL conf for this registration, found before the specs are built."""
-        return []
+        if self.parents is None or self.router_callbacks is not None:
+            return []  # a router's routes are its own, found whatever the URL conf holds
+        _, families = self.routed_families()
+        if not families or self.parents in families:
+            return []
+        return [
+            Error(
+                f"{self.viewset.__name__} is registered under the parents "
+                f"{list(self.parents)!r}, but no route of it takes exactly those URL kwargs.",
+                hint="Its routes take: "
+                + "; ".join(repr(list(family)) for family in families)
+                + " (parents=[] for the flat routes).",
+                obj=self.endpoint,
+                id="mcp_endpoint.E100",
+            )
+        ]
 
     def check_authentication(self) -> list[CheckMessage]:
         """W030: the viewset takes none of the credentials the endpoint authenticates."""
@@ -333,18 +401,49 @@ class ViewSetRegistration:
     def routes(self) -> dict[str, Route]:
         """The viewset's routes in the host's URL conf, or from a router of our own."""
         found: dict[str, Route] = {}
-        for route in url_conf_routes():
-            if self.matches(route) and route.action not in found:
-                found[route.action] = route
-        if not found and issubclass(self.viewset, ViewSetMixin):
+        for route in self.url_conf_routes():
+            found.setdefault(route.action, route)
+        if found or not issubclass(self.viewset, ViewSetMixin):
+            return found
+        if self.router is not None:
+            # The router is not in the URL conf: its own URLs, without an include() prefix.
+            patterns = self.router.urls
+        elif not self.parents:
             router = SimpleRouter()
             router.register(self.prefix, self.viewset, basename=self.basename)
-            for path, regex, method, callback in EndpointEnumerator(
-                router.urls
-            ).get_api_endpoints():
-                route = Route(path, regex, method, callback)
+            patterns = router.urls
+        else:
+            return found
+        callbacks = self.router_callbacks
+        for path, regex, method, callback in EndpointEnumerator(patterns).get_api_endpoints():
+            route = Route(path, regex, method, callback)
+            if self.matches(route) and (callbacks is None or callback in callbacks):
                 found.setdefault(route.action, route)
         return found
+
+
+def router_entry(
+    router: BaseRouter, viewset: type[Any], basename: str
+) -> tuple[frozenset[Any], tuple[str, ...]]:
+    """The views a router made for one of its viewsets, and the URL kwargs all their
+    routes take (a nested router's parent lookups, ``("user_pk",)``), in URL order.
+
+    A router builds its URLs once and keeps them, so the views found here are the very
+    ones the URL conf routes when it includes ``router.urls``.
+    """
+    callbacks: list[Any] = []
+    shared: list[str] | None = None
+    for pattern in router.urls:
+        callback = getattr(pattern, "callback", None)
+        if getattr(callback, "cls", None) is not viewset:
+            continue
+        if getattr(callback, "initkwargs", {}).get("basename") != basename:
+            continue
+        callbacks.append(callback)
+        groups = pattern.pattern.regex.groupindex
+        names = [n for n in sorted(groups, key=groups.__getitem__) if n != "format"]
+        shared = names if shared is None else [n for n in shared if n in names]
+    return frozenset(callbacks), tuple(shared or ())
 
 
 # The DRF routes of each URL conf (by its module name), read once per process.
@@ -455,7 +554,10 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
     Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names), ``names``,
     ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by action),
     ``singular`` / ``plural`` (the nouns in the tool names), ``version`` (the API version
-    its views are described and called with, over the endpoint's ``API_VERSION``).
+    its views are described and called with, over the endpoint's ``API_VERSION``),
+    ``parents`` (the URL kwargs of a nested route's parents, ``["user_pk"]``: the routes
+    under them, and names after the last parent, ``list_user_snippets``), ``name_prefix``
+    (the word before the nouns in the tool names, over the parent's noun; ``""`` for none).
     """
     if not (isinstance(viewset, type) and issubclass(viewset, ViewSetMixin)):
         name = getattr(viewset, "__name__", repr(viewset))
@@ -486,7 +588,10 @@ def register_router(
 
     ``options`` apply to every viewset; ``per_basename`` adds options for one viewset,
     keyed by its basename (``{"snippet": {"exclude": ["destroy"]}}``), so that a name
-    collision or an action to leave out does not force unrolling the router.
+    collision (``{"snippet": {"name_prefix": "my"}}``) or an action to leave out does not
+    force unrolling the router. A nested router's viewsets (drf-nested-routers) are named
+    after their parent (``list_user_snippets``), and each registration takes the routes
+    its router made, so one viewset can be registered flat and nested.
     """
     per_basename = dict(per_basename or {})
     registry = list(router.registry)
@@ -501,7 +606,13 @@ def register_router(
         register_viewset(
             endpoint,
             viewset,
-            **{"basename": basename, "prefix": prefix, **options, **per_basename.get(basename, {})},
+            **{
+                "basename": basename,
+                "prefix": prefix,
+                "router": router,
+                **options,
+                **per_basename.get(basename, {}),
+            },
         )
         for prefix, viewset, basename in registry
     ]

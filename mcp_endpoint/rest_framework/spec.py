@@ -190,7 +190,7 @@ def build_spec(
     operation = plain(operation or {})
     components = plain(components)
     path_map, fixed_kwargs = align_path(route.path, path)
-    kwarg_types = url_kwarg_types(route.path_regex)
+    kwarg_schemas = url_kwarg_schemas(route.path_regex)
     path_arguments: dict[str, str] = {}
     query_arguments: set[str] = set()
     body_arguments: set[str] = set()
@@ -204,14 +204,14 @@ def build_spec(
             schema["description"] = parameter["description"]
         if parameter.get("in") == "path":
             path_arguments[pname] = path_map.get(pname, pname)
-            if kwarg_types.get(path_arguments[pname]) == "integer" and schema.get("type") in (
-                None,
-                "string",
-            ):
-                # drf-spectacular could not type a kwarg that is not a model field (a
-                # nested route's user_pk); the route's converter or regex says it.
-                schema = {k: v for k, v in schema.items() if k not in ("format", "pattern")}
-                schema["type"] = "integer"
+            typed = kwarg_schemas.get(path_arguments[pname])
+            if typed is not None and "enum" not in schema:
+                # What the route's converter or regex lets through, which drf-spectacular
+                # cannot know for a kwarg that is not a model field (a nested route's
+                # user_pk), and which a model field's type must not contradict (a list
+                # of choices says more).
+                schema = {k: v for k, v in schema.items() if k not in KWARG_TYPE_KEYWORDS}
+                schema.update(typed)
             versioning = getattr(view, "versioning_class", None)
             if path_arguments[pname] == getattr(versioning, "version_param", None) and getattr(
                 versioning, "allowed_versions", None
@@ -314,7 +314,14 @@ def build_spec(
         output_schema=output_schema,
         annotations=annotations_for(action, detail, method, options, singular, plural),
         description=description_for(
-            viewset, action, options, operation, set(properties), path_arguments, singular, plural
+            viewset,
+            action,
+            options,
+            operation,
+            set(properties) - set(path_arguments),
+            path_arguments,
+            singular,
+            plural,
         )
         or name.replace("_", " "),
         required_scopes=required_scopes(view, method, scopes_by_method),
@@ -374,19 +381,36 @@ def align_path(route_path: str, schema_path: str) -> tuple[dict[str, str], dict[
     return dict(zip(names, kwargs, strict=False)), fixed
 
 
-INTEGER_PATTERNS = {"[0-9]+", r"\d+", "-?[0-9]+", r"-?\d+"}
+# URL kwargs the route types: Django's converters, and the regexes that say the same.
+KWARG_SCHEMAS: dict[str, dict[str, Any]] = {
+    "int": {"type": "integer", "minimum": 0},
+    "slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"},
+    "uuid": {"type": "string", "format": "uuid"},
+}
+REGEX_SCHEMAS: dict[str, dict[str, Any]] = {
+    "[0-9]+": KWARG_SCHEMAS["int"],
+    r"\d+": KWARG_SCHEMAS["int"],
+    "-?[0-9]+": {"type": "integer"},
+    r"-?\d+": {"type": "integer"},
+    "[-a-zA-Z0-9_]+": KWARG_SCHEMAS["slug"],
+    "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}": KWARG_SCHEMAS["uuid"],
+}
+# What a route's own typing replaces in drf-spectacular's schema of a kwarg.
+KWARG_TYPE_KEYWORDS = frozenset({"type", "format", "pattern", "minimum", "maximum"})
 
 
-def url_kwarg_types(pattern: str) -> dict[str, str]:
-    """``integer`` for URL kwargs an ``int`` converter or a digits-only regex matches."""
-    types: dict[str, str] = {}
+def url_kwarg_schemas(pattern: str) -> dict[str, dict[str, Any]]:
+    """The schema of each URL kwarg whose converter (``<int:user_pk>``, ``<slug:...>``,
+    ``<uuid:...>``) or regex (``(?P<user_pk>[0-9]+)``) types it; ``str``, ``path`` and
+    other regexes leave it to drf-spectacular."""
+    schemas: dict[str, dict[str, Any]] = {}
     for converter, name in re.findall(r"<(?:(\w+):)?(\w+)>", pattern):
-        if converter == "int":
-            types[name] = "integer"
+        if converter in KWARG_SCHEMAS:
+            schemas[name] = dict(KWARG_SCHEMAS[converter])
     for name, regex in re.findall(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)", pattern):
-        if regex in INTEGER_PATTERNS:
-            types[name] = "integer"
-    return types
+        if regex in REGEX_SCHEMAS:
+            schemas[name] = dict(REGEX_SCHEMAS[regex])
+    return schemas
 
 
 def page_arguments(view: Any) -> tuple[str, ...]:

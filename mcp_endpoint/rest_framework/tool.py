@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonschema import Draft202012Validator
@@ -132,7 +133,7 @@ class ViewSetTool(Tool):
                     "additionalProperties": False,
                 }
             )
-        super().validate(arguments)
+        super().validate(as_rest_takes_them(spec, arguments) if spec is not None else arguments)
         if spec is not None:
             limit = self.registration.endpoint.settings.MAX_QUERY_ARGUMENT_LENGTH
             query = {*spec.query_arguments, LOOKUPS_ARGUMENT}
@@ -168,3 +169,19 @@ class ViewSetTool(Tool):
             max_items=max_items,
             refusal=refusal(spec.authentication_classes, call.credential),
         )
+
+
+def as_rest_takes_them(spec: ActionSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments to check against the schema, with an integer URL kwarg given as its
+    digits (``"2"``) taken as the integer: the URL carries text, and REST takes it."""
+    properties = spec.input_schema.get("properties", {})
+    checked = dict(arguments)
+    for name in spec.path_arguments:
+        value = arguments.get(name)
+        if (
+            isinstance(value, str)
+            and properties.get(name, {}).get("type") == "integer"
+            and re.fullmatch(r"-?[0-9]+", value)
+        ):
+            checked[name] = int(value)
+    return checked
