@@ -78,6 +78,16 @@ class Credential:
         return self.kind
 
 
+# Classes that read every ``Authorization: Bearer`` value and refuse those that are not
+# theirs (simplejwt's), and classes that pass over such values (the app's); by class name,
+# so that optional packages need not be installed to be named. DRF stops at the first class
+# that refuses: listed first, the former refuse API keys and OAuth tokens (check W110).
+BEARER_CLAIMING_CLASSES = frozenset(
+    {"JWTAuthentication", "JWTStatelessUserAuthentication", "JWTTokenUserAuthentication"}
+)
+BEARER_SHARING_CLASSES = frozenset({"APIKeyAuthentication", "OAuth2Authentication"})
+
+
 class CredentialRefused(Exception):
     """A credential was presented and refused (unknown, revoked, expired, wrong audience)."""
 

@@ -14,7 +14,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from tests.conftest import MCPClient
-from tests.hosts.parity import CREDENTIAL_KINDS, call_rest, check_parity
+from tests.hosts.parity import CREDENTIAL_KINDS, call_rest, check_each
 from tests.hosts.tutorial.models import Snippet
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.tokenauth.urls")]
@@ -66,17 +66,7 @@ def test_keys_and_oauth_tokens_are_refused_through_both(
     rpc = MCPClient(client, "/mcp", credential.bearer)
     assert not set(TOOLS) & {t["name"] for t in rpc.result("tools/list")["tools"]}
     pk = Snippet.objects.get().pk
-    for tool, method, url, arguments in operations(pk):
-        rest, answer = check_parity(
-            client,
-            credential,
-            tool=tool,
-            method=method,
-            url=url,
-            arguments=arguments,
-            rest_arguments={k: v for k, v in arguments.items() if k != "id"},
-            snapshot=snapshot,
-        )
+    for rest, answer in check_each(client, credential, operations(pk), snapshot=snapshot):
         assert rest.status_code == 401
         error = answer["structuredContent"]["error"]
         assert error["code"] == "permission_denied"
