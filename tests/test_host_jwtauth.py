@@ -28,10 +28,15 @@ from tests.hosts.parity import (
     call_rest,
     check_each,
     check_parity,
+    check_refused,
     credential_kinds,
 )
-from tests.hosts.tutorial.models import Snippet
-from tests.test_host_tutorial import OPERATIONS, fill, snapshot
+from tests.hosts.tutorial.parity import (
+    check_operation,
+    each_operation,
+    owner_with_snippets,
+    snapshot,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.jwtauth.urls")]
 
@@ -56,17 +61,9 @@ def kind_credential(kind: str, user: Any) -> Credential:
 
 
 @pytest.fixture
-def owner() -> Any:
-    return User.objects.create_user("olive", "olive@example.com", "pw-olive-123")
-
-
-@pytest.fixture
-def snippets(owner: Any) -> dict[str, int]:
-    stranger = User.objects.create_user("sam", "sam@example.com", "pw-sam-123")
-    first = Snippet.objects.create(title="hello", code="print('hello')", owner=owner)
-    Snippet.objects.create(title="loop", code="for i in x: pass", owner=owner)
-    theirs = Snippet.objects.create(title="ruby", code="puts 1", language="ruby", owner=stranger)
-    return {"mine": first.pk, "theirs": theirs.pk}
+def people() -> tuple[Any, dict[str, int]]:
+    """The owner, and the ids of their snippet and of another owner's."""
+    return owner_with_snippets()
 
 
 def test_the_tools() -> None:
@@ -81,43 +78,26 @@ def test_the_tools() -> None:
 
 
 @pytest.mark.parametrize("kind", [*sorted(KINDS), "jwt"])
-@pytest.mark.parametrize(
-    ("tool", "method", "url", "arguments"),
-    OPERATIONS,
-    ids=[f"{o[0]}-{o[1]}-{i}" for i, o in enumerate(OPERATIONS)],
-)
+@each_operation
 def test_rest_and_mcp_agree_for_every_kind(
     kind: str,
-    tool: str,
-    method: str,
-    url: str,
-    arguments: dict[str, Any],
+    operation: tuple[str, str, str, dict[str, Any]],
     client: Client,
-    owner: Any,
-    snippets: dict[str, int],
+    people: tuple[Any, dict[str, int]],
 ) -> None:
+    owner, snippets = people
     credential = kind_credential(kind, owner)
-    filled = {k: fill(v, snippets) for k, v in arguments.items()}
-    rest, answer = check_parity(
-        client,
-        credential,
-        tool=tool,
-        method=method,
-        url=url.format(**snippets),
-        arguments=filled,
-        rest_arguments={k: v for k, v in filled.items() if k != "id"},
-        snapshot=snapshot,
-        mcp_url="/mcp-jwt",
-    )
-    if kind == "jwt" and method == "POST" and rest.status_code == 201:
+    rest, answer = check_operation(client, credential, operation, snippets, "/mcp-jwt")
+    if kind == "jwt" and rest.status_code == 201:
         # The view saw the token's user, on both sides.
         assert rest.json()["owner"] == answer["structuredContent"]["owner"] == "olive"
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_keys_and_tokens_work_the_same_without_jwt_at_the_endpoint(
-    kind: str, client: Client, owner: Any, snippets: dict[str, int]
+    kind: str, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
+    owner, snippets = people
     credential = KINDS[kind](owner)
     rest, _ = check_parity(
         client,
@@ -133,8 +113,9 @@ def test_keys_and_tokens_work_the_same_without_jwt_at_the_endpoint(
 
 
 def test_a_jwt_is_refused_by_an_endpoint_that_does_not_take_them(
-    client: Client, owner: Any
+    client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
+    owner, _ = people
     # REST takes it (the view lists JWTAuthentication); /mcp authenticates keys and OAuth
     # tokens only, so the token is no credential there: 401 with the endpoint's challenge.
     credential = jwt(owner)
@@ -165,24 +146,21 @@ def jwt_operations(pk: int) -> list[tuple[str, str, str, dict[str, Any]]]:
 @pytest.mark.parametrize("mcp_url", ["/mcp", "/mcp-jwt"])
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_the_jwt_only_view_refuses_keys_and_tokens_through_both(
-    kind: str, mcp_url: str, client: Client, owner: Any, snippets: dict[str, int]
+    kind: str, mcp_url: str, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
-    credential = KINDS[kind](owner)
-    listed = CredentialClient(client, mcp_url, credential).result("tools/list")["tools"]
-    assert not set(JWT_TOOLS) & {t["name"] for t in listed}
-    outcomes = check_each(
-        client, credential, jwt_operations(snippets["mine"]), snapshot=snapshot, mcp_url=mcp_url
+    owner, snippets = people
+    check_refused(
+        client,
+        KINDS[kind](owner),
+        jwt_operations(snippets["mine"]),
+        snapshot=snapshot,
+        mcp_url=mcp_url,
+        accepts="JSON Web Tokens",
     )
-    for rest, answer in outcomes:
-        assert rest.status_code == 401
-        error = answer["structuredContent"]["error"]
-        assert error["code"] == "permission_denied"
-        assert error["message"].startswith("This action accepts JSON Web Tokens only")
 
 
-def test_the_jwt_only_view_takes_a_jwt(
-    client: Client, owner: Any, snippets: dict[str, int]
-) -> None:
+def test_the_jwt_only_view_takes_a_jwt(client: Client, people: tuple[Any, dict[str, int]]) -> None:
+    owner, snippets = people
     credential = jwt(owner)
     listed = CredentialClient(client, "/mcp-jwt", credential).result("tools/list")["tools"]
     assert set(JWT_TOOLS) <= {t["name"] for t in listed}
@@ -221,7 +199,10 @@ def tampered(user: Any) -> str:
     [expired, tampered, lambda user: "eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln"],
     ids=["expired", "tampered", "garbage"],
 )
-def test_a_bad_jwt_is_refused_at_both_doors(make: Any, client: Client, owner: Any) -> None:
+def test_a_bad_jwt_is_refused_at_both_doors(
+    make: Any, client: Client, people: tuple[Any, dict[str, int]]
+) -> None:
+    owner, _ = people
     credential = Credential(make(owner), frozenset())
     rest = call_rest(client, credential, "GET", "/snippets/", {})
     assert rest.status_code == 401
@@ -237,8 +218,9 @@ def test_a_bad_jwt_is_refused_at_both_doors(make: Any, client: Client, owner: An
 
 
 def test_jwt_listed_first_refuses_api_keys_on_rest_and_at_mcp(
-    client: Client, owner: Any, snippets: dict[str, int]
+    client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
+    owner, _ = people
     key = api_key(owner, "read")
     assert call_rest(client, key, "GET", "/jwt-first-snippets/", {}).status_code == 401
     response = CredentialClient(client, "/mcp-jwt-first", key).request("tools/list")

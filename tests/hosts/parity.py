@@ -217,3 +217,25 @@ def check_each(
         )
         for tool, method, url, arguments in operations
     ]
+
+
+def check_refused(
+    client: Client,
+    credential: Credential,
+    operations: list[tuple[str, str, str, dict[str, Any]]],
+    *,
+    snapshot: Callable[[], Any],
+    mcp_url: str = "/mcp",
+    accepts: str,
+) -> None:
+    """A view that cannot authenticate ``credential``: REST answers 401 to each operation,
+    ``tools/list`` hides its tools, and each call is ``permission_denied`` saying that the
+    action accepts ``accepts`` only."""
+    listed = CredentialClient(client, mcp_url, credential).result("tools/list")["tools"]
+    assert not {tool for tool, *_ in operations} & {t["name"] for t in listed}
+    outcomes = check_each(client, credential, operations, snapshot=snapshot, mcp_url=mcp_url)
+    for rest, answer in outcomes:
+        assert rest.status_code == 401
+        error = answer["structuredContent"]["error"]
+        assert error["code"] == "permission_denied"
+        assert error["message"].startswith(f"This action accepts {accepts} only")
