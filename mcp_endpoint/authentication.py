@@ -89,11 +89,14 @@ BEARER_SHARING_CLASSES = frozenset({"APIKeyAuthentication", "OAuth2Authenticatio
 
 
 class CredentialRefused(Exception):
-    """A credential was presented and refused (unknown, revoked, expired, wrong audience)."""
+    """A credential was presented and refused (unknown, revoked, expired, wrong audience):
+    ``status`` 401; or the request carrying it was refused (403: a browser session without
+    its CSRF token, as ``SessionAuthentication`` refuses it on REST)."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, *, status: int = 401) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.status = status
 
 
 class APIKeyAuthentication(BaseAuthentication):
@@ -268,6 +271,9 @@ def authenticate(drf_request: Request) -> Credential | None:
         user = drf_request.user
     except exceptions.AuthenticationFailed as exc:
         raise CredentialRefused(str(exc.detail)) from exc
+    except exceptions.PermissionDenied as exc:
+        # SessionAuthentication's CSRF check: the caller is known, the request forbidden.
+        raise CredentialRefused(str(exc.detail), status=403) from exc
     if user is None or not user.is_authenticated:
         if has_authorization(drf_request._request):
             raise CredentialRefused("Invalid credential.")
