@@ -21,7 +21,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
 from mcp_endpoint.models import APIKey
-from tests.conftest import MCPClient
+from tests.mcp_client import MCPClient
 
 # Fields a write stamps with the time of the call: REST and MCP run a moment apart.
 CALL_TIME_FIELDS = {"created", "updated"}
