@@ -174,3 +174,68 @@ def test_no_view_is_out_of_reach() -> None:
     from tests.hosts.sessionauth.urls import endpoint
 
     assert [m for m in endpoint.check() if m.id == "mcp_endpoint.W030"] == []
+
+
+# -- a real page in a real browser -------------------------------------------------------------
+
+PAGE_CALLS = """async ({url, token}) => {
+    const post = async (message, withToken) => {
+        const headers = {"Content-Type": "application/json"};
+        if (withToken) headers["X-CSRFToken"] = token;
+        const response = await fetch(url, {
+            method: "POST", headers, body: JSON.stringify(message), credentials: "same-origin",
+        });
+        return {status: response.status, body: await response.json()};
+    };
+    const list = {jsonrpc: "2.0", id: 1, method: "tools/list"};
+    const call = {
+        jsonrpc: "2.0", id: 2, method: "tools/call",
+        params: {name: "list_users", arguments: {}},
+    };
+    const rest = await (await fetch(url.replace(/mcp$/, "users/"))).json();
+    return {
+        withToken: await post(list, true),
+        call: await post(call, true),
+        withoutToken: await post(list, false),
+        rest,
+    };
+}"""
+
+
+@pytest.mark.e2e
+def test_a_page_of_the_site_calls_the_endpoint_with_its_session(tmp_path: Any) -> None:
+    from tests.browser import chromium
+    from tests.live_server import LiveServer, manage
+
+    live = LiveServer(tmp_path, env={"DJANGO_SETTINGS_MODULE": "tests.hosts.settings"})
+    try:
+        live.start()
+        manage(
+            live.env,
+            "shell",
+            "-c",
+            "from django.contrib.auth import get_user_model; "
+            "get_user_model().objects.create_user('olive', 'o@example.com', 'pw-olive-123')",
+        )
+        with chromium() as browser:
+            page = browser.new_page()
+            page.goto(live.url("/accounts/login/?next=/hosts/sessionauth/users/"))
+            page.get_by_label("Username").fill("olive")
+            page.get_by_label("Password").fill("pw-olive-123")
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(live.url("/hosts/sessionauth/users/"))
+            token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+            seen = page.evaluate(
+                PAGE_CALLS, {"url": live.url("/hosts/sessionauth/mcp"), "token": token}
+            )
+    finally:
+        live.stop()
+    assert seen["withToken"]["status"] == 200
+    names = {t["name"] for t in seen["withToken"]["body"]["result"]["tools"]}
+    assert {"list_users", "get_user", "create_snippet"} <= names
+    assert seen["call"]["status"] == 200
+    assert seen["call"]["body"]["result"]["structuredContent"]["results"] == seen["rest"]
+    assert seen["withoutToken"]["status"] == 403
+    assert seen["withoutToken"]["body"]["error"]["message"] == (
+        "Forbidden: CSRF Failed: CSRF token missing."
+    )
