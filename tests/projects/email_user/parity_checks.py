@@ -112,6 +112,13 @@ def test_the_call_log_and_its_admin_name_the_email(
     assert answer["isError"] is False
     call = ToolCall.objects.get(tool="create_note")
     assert call.user == olive
+    assert call.credential == "API key “laptop” (" + raw.rsplit("_", 1)[0] + ")"
+    # A JSON Web Token is named by the class that took it, never by its secret.
+    token = jwt(olive)
+    CredentialClient(client, "/mcp", token).call("list_notes", {})
+    logged = ToolCall.objects.get(tool="list_notes")
+    assert logged.user == olive
+    assert logged.credential == "JWTAuthentication"
     admin = Client()
     admin.force_login(User.objects.create_superuser("root@example.com", "pw-root-123"))
     for url in (
