@@ -269,3 +269,60 @@ def test_drf_spectacular_knows_every_class_the_views_list() -> None:
 
     guesses = [m.msg for m in jwt_endpoint.check() if m.id == "mcp_endpoint.W020"]
     assert [g for g in guesses if "authenticator" in g] == []
+
+
+# -- the official SDK against a real server ----------------------------------------------------
+
+MINT = """
+from django.contrib.auth import get_user_model
+from rest_framework_simplejwt.tokens import AccessToken
+user = get_user_model().objects.create_user("olive", "o@example.com", "pw-olive-123")
+print(AccessToken.for_user(user))
+"""
+
+
+@pytest.mark.e2e
+def test_the_sdk_calls_with_a_jwt(tmp_path: Any) -> None:
+    import anyio
+    import httpx2
+    from mcp import Client as SDKClient
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.live_server import LiveServer, manage
+
+    live = LiveServer(tmp_path, env={"DJANGO_SETTINGS_MODULE": "tests.hosts.settings"})
+    seen: dict[str, Any] = {}
+
+    async def main(token: str) -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(live.url("/hosts/jwtauth/mcp-jwt"), http_client=http)
+            async with SDKClient(transport, mode="auto") as client:
+                seen["tools"] = {t.name for t in (await client.list_tools()).tools}
+                created = await client.call_tool("create_jwt_snippet", {"code": "print(1)"})
+                seen["created"] = created.structured_content
+                seen["listed"] = (
+                    await client.call_tool("list_jwt_snippets", {})
+                ).structured_content
+
+    try:
+        live.start()
+        token = manage(live.env, "shell", "-c", MINT).strip().splitlines()[-1]
+        anyio.run(main, token)
+        rest = httpx2.get(
+            live.url("/hosts/jwtauth/jwt-snippets/"), headers={"Authorization": f"Bearer {token}"}
+        )
+        refused = httpx2.post(
+            live.url("/hosts/jwtauth/mcp-jwt"),
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={
+                "Authorization": f"Bearer {token[:-2]}{'yy' if token.endswith('xx') else 'xx'}"
+            },
+        )
+    finally:
+        live.stop()
+    assert set(JWT_TOOLS) <= seen["tools"]
+    assert seen["created"]["owner"] == "olive"
+    assert seen["listed"]["results"] == rest.json()
+    assert refused.status_code == 401
+    assert refused.headers["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
