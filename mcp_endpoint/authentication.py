@@ -78,12 +78,25 @@ class Credential:
         return self.kind
 
 
-class CredentialRefused(Exception):
-    """A credential was presented and refused (unknown, revoked, expired, wrong audience)."""
+# Classes that read every ``Authorization: Bearer`` value and refuse those that are not
+# theirs (simplejwt's), and classes that pass over such values (the app's); by class name,
+# so that optional packages need not be installed to be named. DRF stops at the first class
+# that refuses: listed first, the former refuse API keys and OAuth tokens (check W110).
+BEARER_CLAIMING_CLASSES = frozenset(
+    {"JWTAuthentication", "JWTStatelessUserAuthentication", "JWTTokenUserAuthentication"}
+)
+BEARER_SHARING_CLASSES = frozenset({"APIKeyAuthentication", "OAuth2Authentication"})
 
-    def __init__(self, detail: str) -> None:
+
+class CredentialRefused(Exception):
+    """A credential was presented and refused (unknown, revoked, expired, wrong audience):
+    ``status`` 401; or the request carrying it was refused (403: a browser session without
+    its CSRF token, as ``SessionAuthentication`` refuses it on REST)."""
+
+    def __init__(self, detail: str, *, status: int = 401) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.status = status
 
 
 class APIKeyAuthentication(BaseAuthentication):
@@ -258,6 +271,9 @@ def authenticate(drf_request: Request) -> Credential | None:
         user = drf_request.user
     except exceptions.AuthenticationFailed as exc:
         raise CredentialRefused(str(exc.detail)) from exc
+    except exceptions.PermissionDenied as exc:
+        # SessionAuthentication's CSRF check: the caller is known, the request forbidden.
+        raise CredentialRefused(str(exc.detail), status=403) from exc
     if user is None or not user.is_authenticated:
         if has_authorization(drf_request._request):
             raise CredentialRefused("Invalid credential.")

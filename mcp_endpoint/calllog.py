@@ -131,6 +131,10 @@ def describe_credential(credential: Credential | None) -> str:
         return f"OAuth “{name}” (client {getattr(application, 'client_id', '?')})"
     if hasattr(auth, "scope"):
         return "OAuth token"
+    if credential.authenticator is not None:
+        # The host's own kind (a JSON Web Token, a session, its own class): by the class
+        # that took it, since the auth object may be the secret itself.
+        return type(credential.authenticator).__name__
     return credential.kind
 
 

@@ -54,7 +54,53 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     for label, values in sources:
         errors.extend(_check_values(label, values))
         errors.extend(_check_schema_settings(label, values))
+        errors.extend(_check_bearer_order(f"{label}['AUTHENTICATION_CLASSES']", values))
+    rest = getattr(settings, "REST_FRAMEWORK", {})
+    if isinstance(rest, dict):
+        errors.extend(
+            _check_bearer_order(
+                "REST_FRAMEWORK['DEFAULT_AUTHENTICATION_CLASSES']",
+                {"AUTHENTICATION_CLASSES": rest.get("DEFAULT_AUTHENTICATION_CLASSES")},
+            )
+        )
     return errors
+
+
+def _check_bearer_order(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """W110: a class that refuses every bearer value not its own, before the app's classes.
+
+    DRF tries the classes in order and stops at the first that refuses; the app's classes
+    pass over bearer values that are not theirs, simplejwt's refuse them.
+    """
+    from mcp_endpoint.authentication import BEARER_CLAIMING_CLASSES, BEARER_SHARING_CLASSES
+
+    classes = []
+    for entry in values.get("AUTHENTICATION_CLASSES") or []:
+        try:
+            classes.append(import_string(entry) if isinstance(entry, str) else entry)
+        except ImportError:
+            continue  # E004
+    names = [[base.__name__ for base in getattr(cls, "__mro__", ())] for cls in classes]
+    for index, mro in enumerate(names):
+        claiming = next((n for n in mro if n in BEARER_CLAIMING_CLASSES), None)
+        later = [
+            classes[i].__name__
+            for i in range(index + 1, len(classes))
+            if BEARER_SHARING_CLASSES & set(names[i])
+        ]
+        if claiming is not None and later:
+            return [
+                Warning(
+                    f"{label} lists {classes[index].__name__} before {', '.join(later)}: "
+                    f"{claiming} refuses every Bearer value that is not a JSON Web Token, so "
+                    "API keys and OAuth access tokens are refused (401) before the classes "
+                    "that read them are tried.",
+                    hint=f"List {classes[index].__name__} after them; they pass over Bearer "
+                    "values that are not theirs.",
+                    id="mcp_endpoint.W110",
+                )
+            ]
+    return []
 
 
 FILTER_LOOKUP_CHOICES = ("exact", "grouped", "all")

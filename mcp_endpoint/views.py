@@ -259,7 +259,12 @@ class MCPView(View):
         drf_request = authentication.drf_request(request, settings.AUTHENTICATION_CLASSES)
         try:
             credential = authentication.authenticate(drf_request)
-        except authentication.CredentialRefused:
+        except authentication.CredentialRefused as exc:
+            if exc.status == 403:
+                forbidden = error_response(
+                    403, jsonrpc.REQUEST_REFUSED, f"Forbidden: {exc.detail}", request_id=request_id
+                )
+                return None, drf_request, forbidden
             refused = self.unauthorized(request, refused=True, request_id=request_id)
             return None, drf_request, refused
         if credential is None and settings.REQUIRE_CREDENTIAL:

@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
 from mcp_endpoint.endpoint import Endpoint, endpoints
-from tests.hosts.parity import CREDENTIAL_KINDS, check_parity
+from tests.hosts.parity import CREDENTIAL_KINDS, check_each
 from tests.hosts.tutorial.models import Snippet
 from tests.hosts.tutorial.views import SnippetViewSet
 
@@ -70,17 +70,7 @@ def operations(pk: int) -> list[tuple[str, str, str, dict[str, Any]]]:
 def test_rest_and_mcp_agree(kind: str, client: Client, owner: Any) -> None:
     credential = CREDENTIAL_KINDS[kind](owner)
     pk = Snippet.objects.order_by("id").first().pk  # type: ignore[union-attr]
-    for tool, method, url, arguments in operations(pk):
-        check_parity(
-            client,
-            credential,
-            tool=tool,
-            method=method,
-            url=url,
-            arguments=arguments,
-            rest_arguments={k: v for k, v in arguments.items() if k != "id"},
-            snapshot=snapshot,
-        )
+    check_each(client, credential, operations(pk), snapshot=snapshot)
 
 
 def test_an_apiview_given_as_a_viewset_is_a_clear_error() -> None:

@@ -6,7 +6,10 @@ choosing, work for its users."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +17,7 @@ import httpx2
 import pytest
 
 from tests.browser import ADMIN_HEADER, DESKTOP, PHONE, assert_readable, chromium
-from tests.live_server import LiveServer, manage
+from tests.live_server import ROOT, LiveServer, manage
 
 pytestmark = pytest.mark.e2e
 
@@ -139,3 +142,34 @@ def test_account_pages_for_an_email_user(
     command = page.get_by_role("region", name="Claude Code").locator("pre").inner_text()
     assert command.startswith(f"claude mcp add --transport http email-host {server.url('/mcp')} ")
     assert_readable(page)
+
+
+def test_the_adapter_on_an_email_user_model(tmp_path: Any) -> None:
+    # The suite's settings keep Django's user model: the checks run under the host's, in a
+    # pytest process of their own, without the suite's conftest (it needs the demo's models).
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.projects.email_user.settings",
+        "STATIC_ROOT": str(tmp_path),
+    }
+    env.pop("DATABASE_URL", None)  # this host is SQLite only
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--noconftest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "tests/projects/email_user/parity_checks.py",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert re.search(r"\b8 passed\b", done.stdout), done.stdout[-2000:]

@@ -13,8 +13,7 @@ from django.db import transaction
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from tests.conftest import MCPClient
-from tests.hosts.parity import CREDENTIAL_KINDS, call_rest, check_parity
+from tests.hosts.parity import CREDENTIAL_KINDS, call_rest, check_refused
 from tests.hosts.tutorial.models import Snippet
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.tokenauth.urls")]
@@ -62,25 +61,14 @@ def test_the_tools() -> None:
 def test_keys_and_oauth_tokens_are_refused_through_both(
     kind: str, client: Client, owner: Any
 ) -> None:
-    credential = CREDENTIAL_KINDS[kind](owner)
-    rpc = MCPClient(client, "/mcp", credential.bearer)
-    assert not set(TOOLS) & {t["name"] for t in rpc.result("tools/list")["tools"]}
     pk = Snippet.objects.get().pk
-    for tool, method, url, arguments in operations(pk):
-        rest, answer = check_parity(
-            client,
-            credential,
-            tool=tool,
-            method=method,
-            url=url,
-            arguments=arguments,
-            rest_arguments={k: v for k, v in arguments.items() if k != "id"},
-            snapshot=snapshot,
-        )
-        assert rest.status_code == 401
-        error = answer["structuredContent"]["error"]
-        assert error["code"] == "permission_denied"
-        assert error["message"].startswith("This action accepts DRF tokens only")
+    check_refused(
+        client,
+        CREDENTIAL_KINDS[kind](owner),
+        operations(pk),
+        snapshot=snapshot,
+        accepts="DRF tokens",
+    )
 
 
 def test_a_drf_token_works_through_an_endpoint_that_takes_them(client: Client, owner: Any) -> None:

@@ -16,8 +16,9 @@ from rest_framework.response import Response
 
 from mcp_endpoint.endpoint import Endpoint, endpoints
 from tests.conftest import MCPClient
-from tests.hosts.parity import CREDENTIAL_KINDS, Credential, api_key, call_rest, check_parity
+from tests.hosts.parity import CREDENTIAL_KINDS, Credential, api_key, call_rest
 from tests.hosts.tutorial.models import Snippet
+from tests.hosts.tutorial.parity import OPERATIONS, check_operation, each_operation
 from tests.hosts.tutorial.views import SnippetViewSet
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.tutorial.urls")]
@@ -43,67 +44,18 @@ def snippets(owner: Any, stranger: Any) -> dict[str, int]:
     return {"mine": first.pk, "theirs": theirs.pk}
 
 
-def snapshot() -> list[tuple[Any, ...]]:
-    return list(Snippet.objects.order_by("pk").values_list("pk", "title", "code", "language"))
-
-
-# (tool, method, url, arguments) with {mine} / {theirs} filled from the fixture.
-OPERATIONS: list[tuple[str, str, str, dict[str, Any]]] = [
-    ("list_snippets", "GET", "/snippets/", {}),
-    ("list_snippets", "GET", "/snippets/", {"page": 2}),
-    ("get_snippet", "GET", "/snippets/{mine}/", {"id": "{mine}"}),
-    ("get_snippet", "GET", "/snippets/999999/", {"id": 999999}),
-    ("highlight_snippet", "GET", "/snippets/{mine}/highlight/", {"id": "{mine}"}),
-    ("create_snippet", "POST", "/snippets/", {"title": "new", "code": "x = 1"}),
-    ("create_snippet", "POST", "/snippets/", {"code": "x", "language": "cobol"}),
-    ("update_snippet", "PATCH", "/snippets/{mine}/", {"id": "{mine}", "title": "renamed"}),
-    ("update_snippet", "PATCH", "/snippets/{theirs}/", {"id": "{theirs}", "title": "mine now"}),
-    (
-        "replace_snippet",
-        "PUT",
-        "/snippets/{mine}/",
-        {"id": "{mine}", "title": "t", "code": "c", "language": "ruby"},
-    ),
-    ("delete_snippet", "DELETE", "/snippets/{mine}/", {"id": "{mine}"}),
-    ("delete_snippet", "DELETE", "/snippets/{theirs}/", {"id": "{theirs}"}),
-]
-
-
-def fill(value: Any, ids: dict[str, int]) -> Any:
-    if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
-        return ids[value[1:-1]]
-    return value
-
-
 @pytest.mark.parametrize("kind", sorted(CREDENTIAL_KINDS))
-@pytest.mark.parametrize(
-    ("tool", "method", "url", "arguments"),
-    OPERATIONS,
-    ids=[f"{o[0]}-{o[1]}-{i}" for i, o in enumerate(OPERATIONS)],
-)
+@each_operation
 def test_rest_and_mcp_agree(
     kind: str,
-    tool: str,
-    method: str,
-    url: str,
-    arguments: dict[str, Any],
+    operation: tuple[str, str, str, dict[str, Any]],
     client: Client,
     owner: Any,
     snippets: dict[str, int],
 ) -> None:
     credential = CREDENTIAL_KINDS[kind](owner)
-    filled = {k: fill(v, snippets) for k, v in arguments.items()}
-    rest_arguments = {k: v for k, v in filled.items() if k != "id"}
-    rest, answer = check_parity(
-        client,
-        credential,
-        tool=tool,
-        method=method,
-        url=url.format(**snippets),
-        arguments=filled,
-        rest_arguments=rest_arguments,
-        snapshot=snapshot,
-    )
+    rest, answer = check_operation(client, credential, operation, snippets, "/mcp")
+    method = operation[1]
     if method != "GET" and "write" not in credential.scopes:
         # Scopes mean what they say: a read credential writes through neither side.
         assert rest.status_code == 403

@@ -19,7 +19,7 @@ pagination and exception handler all run exactly as they do for the REST API.
 
 from __future__ import annotations
 
-from mcp_endpoint.rest_framework.extensions import APIKeyScheme
+from mcp_endpoint.rest_framework.extensions import APIKeyScheme, OAuth2TokenScheme
 from mcp_endpoint.rest_framework.registration import (
     APIViewRegistration,
     ViewSetRegistration,
@@ -35,6 +35,7 @@ __all__ = [
     "APIViewRegistration",
     "ActionOptions",
     "ActionSpec",
+    "OAuth2TokenScheme",
     "ViewSetRegistration",
     "ViewSetTool",
     "register_router",

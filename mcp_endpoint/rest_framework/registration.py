@@ -223,8 +223,10 @@ class ViewSetRegistration:
                 f"credentials endpoint {self.endpoint.name!r} authenticates "
                 f"({accepted_kinds(endpoint_classes)}): its tools are listed for no caller "
                 "and refuse every call.",
-                hint="Add one of the endpoint's AUTHENTICATION_CLASSES to the viewset's "
-                "authentication_classes, or leave the viewset out of the endpoint.",
+                hint=f"Add {classes[0].__module__}.{classes[0].__qualname__} to the "
+                "endpoint's AUTHENTICATION_CLASSES (its callers can then send that "
+                "credential to the endpoint), or one of the endpoint's classes to the "
+                "viewset's authentication_classes, or leave the viewset out of the endpoint.",
                 obj=self.endpoint,
                 id="mcp_endpoint.W030",
             )

@@ -21,7 +21,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
 from mcp_endpoint.models import APIKey
-from tests.conftest import MCPClient
+from tests.mcp_client import MCPClient
 
 # Fields a write stamps with the time of the call: REST and MCP run a moment apart.
 CALL_TIME_FIELDS = {"created", "updated"}
@@ -29,8 +29,27 @@ CALL_TIME_FIELDS = {"created", "updated"}
 
 @dataclass(frozen=True)
 class Credential:
+    """A secret and the header that carries it (``Authorization: Bearer <secret>`` unless
+    said otherwise; with no ``scheme`` the header's value is the secret alone)."""
+
     bearer: str
     scopes: frozenset[str]
+    header: str = "Authorization"
+    scheme: str | None = "Bearer"
+
+    def headers(self) -> dict[str, str]:
+        return {self.header: f"{self.scheme} {self.bearer}" if self.scheme else self.bearer}
+
+
+class CredentialClient(MCPClient):
+    """An MCP client that sends a :class:`Credential` the way its host reads it."""
+
+    def __init__(self, client: Client, url: str, credential: Credential) -> None:
+        super().__init__(client, url)
+        self.credential = credential
+
+    def headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {**self.credential.headers(), **(extra or {})}
 
 
 def api_key(user: Any, scopes: str) -> Credential:
@@ -38,9 +57,9 @@ def api_key(user: Any, scopes: str) -> Credential:
     return Credential(raw, frozenset(scopes.split()))
 
 
-def oauth_token(user: Any, scope: str) -> Credential:
-    """An access token bound (RFC 8707) to both resources compared: the host's REST API at
-    the root of the site, and its MCP endpoint."""
+def oauth_token(user: Any, scope: str, mcp_paths: tuple[str, ...] = ("/mcp",)) -> Credential:
+    """An access token bound (RFC 8707) to the resources compared: the host's REST API at
+    the root of the site, and its MCP endpoints (``mcp_paths``)."""
     application = Application.objects.create(
         name="host parity",
         user=user,
@@ -55,18 +74,24 @@ def oauth_token(user: Any, scope: str) -> Credential:
         token=raw,
         scope=scope,
         expires=timezone.now() + datetime.timedelta(hours=1),
-        resource=["http://testserver/", "http://testserver/mcp"],
+        resource=["http://testserver/", *(f"http://testserver{p}" for p in mcp_paths)],
     )
     return Credential(raw, frozenset(scope.split()))
 
 
-# The credential kinds every host is checked with.
-CREDENTIAL_KINDS: dict[str, Callable[[Any], Credential]] = {
-    "key_read": lambda user: api_key(user, "read"),
-    "key_read_write": lambda user: api_key(user, "read write"),
-    "oauth_read_write": lambda user: oauth_token(user, "read write"),
-    "oauth_read": lambda user: oauth_token(user, "read"),
-}
+def credential_kinds(
+    mcp_paths: tuple[str, ...] = ("/mcp",),
+) -> dict[str, Callable[[Any], Credential]]:
+    """The credential kinds every host is checked with, OAuth tokens bound to ``mcp_paths``."""
+    return {
+        "key_read": lambda user: api_key(user, "read"),
+        "key_read_write": lambda user: api_key(user, "read write"),
+        "oauth_read_write": lambda user: oauth_token(user, "read write", mcp_paths),
+        "oauth_read": lambda user: oauth_token(user, "read", mcp_paths),
+    }
+
+
+CREDENTIAL_KINDS = credential_kinds()
 
 
 def rolled_back(run: Callable[[], Any], snapshot: Callable[[], Any]) -> tuple[Any, Any]:
@@ -78,8 +103,13 @@ def rolled_back(run: Callable[[], Any], snapshot: Callable[[], Any]) -> tuple[An
     return outcome, after
 
 
-def call_rest(client: Client, bearer: str | None, method: str, url: str, arguments: Any) -> Any:
-    headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+def call_rest(
+    client: Client, bearer: str | Credential | None, method: str, url: str, arguments: Any
+) -> Any:
+    if isinstance(bearer, Credential):
+        headers = bearer.headers()
+    else:
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
     if method == "GET":
         return client.get(url, arguments, headers=headers)
     return client.generic(
@@ -122,14 +152,14 @@ def check_parity(
     rest, rest_after = rolled_back(
         lambda: call_rest(
             client,
-            credential.bearer,
+            credential,
             method,
             url,
             arguments if rest_arguments is None else rest_arguments,
         ),
         snapshot,
     )
-    rpc = MCPClient(client, mcp_url, credential.bearer)
+    rpc = CredentialClient(client, mcp_url, credential)
     answer, mcp_after = rolled_back(lambda: rpc.call(tool, arguments), snapshot)
     status = rest.status_code
     if status >= 400:
@@ -161,3 +191,51 @@ def check_parity(
     else:
         raise AssertionError(f"no MCP outcome is mapped for REST {status}")
     return rest, answer
+
+
+def check_each(
+    client: Client,
+    credential: Credential,
+    operations: list[tuple[str, str, str, dict[str, Any]]],
+    *,
+    snapshot: Callable[[], Any],
+    mcp_url: str = "/mcp",
+) -> list[tuple[Any, dict[str, Any]]]:
+    """:func:`check_parity` for each ``(tool, method, url, arguments)``; the REST request
+    gets the arguments less ``id``, which its URL carries."""
+    return [
+        check_parity(
+            client,
+            credential,
+            tool=tool,
+            method=method,
+            url=url,
+            arguments=arguments,
+            rest_arguments={k: v for k, v in arguments.items() if k != "id"},
+            snapshot=snapshot,
+            mcp_url=mcp_url,
+        )
+        for tool, method, url, arguments in operations
+    ]
+
+
+def check_refused(
+    client: Client,
+    credential: Credential,
+    operations: list[tuple[str, str, str, dict[str, Any]]],
+    *,
+    snapshot: Callable[[], Any],
+    mcp_url: str = "/mcp",
+    accepts: str,
+) -> None:
+    """A view that cannot authenticate ``credential``: REST answers 401 to each operation,
+    ``tools/list`` hides its tools, and each call is ``permission_denied`` saying that the
+    action accepts ``accepts`` only."""
+    listed = CredentialClient(client, mcp_url, credential).result("tools/list")["tools"]
+    assert not {tool for tool, *_ in operations} & {t["name"] for t in listed}
+    outcomes = check_each(client, credential, operations, snapshot=snapshot, mcp_url=mcp_url)
+    for rest, answer in outcomes:
+        assert rest.status_code == 401
+        error = answer["structuredContent"]["error"]
+        assert error["code"] == "permission_denied"
+        assert error["message"].startswith(f"This action accepts {accepts} only")

@@ -29,7 +29,12 @@ class Command(BaseCommand):
             metavar="{create,list,revoke}",
         )
         create = commands.add_parser("create", help="Create a key and print it, once.")
-        create.add_argument("--user", required=True, help="The username the key acts as.")
+        create.add_argument(
+            "--user",
+            required=True,
+            help="The user the key acts as, by the user model's USERNAME_FIELD (a username, "
+            "or an email address).",
+        )
         create.add_argument(
             "--scopes",
             required=True,

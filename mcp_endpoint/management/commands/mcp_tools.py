@@ -28,7 +28,11 @@ class Command(BaseCommand):
     help = "Print the tools a user or a set of scopes would see on an MCP endpoint."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--user", default=None, help="The username to list tools for.")
+        parser.add_argument(
+            "--user",
+            default=None,
+            help="The user to list tools for, by the user model's USERNAME_FIELD.",
+        )
         parser.add_argument(
             "--scopes",
             default=None,

@@ -32,3 +32,15 @@ class EmailUser(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.email
+
+
+class Note(models.Model):
+    """A user's note: what the host's REST API and its MCP tools serve."""
+
+    owner = models.ForeignKey(EmailUser, on_delete=models.CASCADE, related_name="notes")
+    title = models.CharField(max_length=100)
+    body = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.title

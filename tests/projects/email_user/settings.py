@@ -20,6 +20,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
     "oauth2_provider",
     "mcp_endpoint",
     "tests.projects.email_user",
@@ -67,4 +68,11 @@ REST_FRAMEWORK = {
 OAUTH2_PROVIDER = provider_settings(
     existing={"SCOPES": {"read": "Read your things", "write": "Change your things"}}
 )
-MCP_ENDPOINT = {"SERVER_NAME": "email-host"}
+MCP_ENDPOINT = {
+    "SERVER_NAME": "email-host",
+    "AUTHENTICATION_CLASSES": [
+        "mcp_endpoint.authentication.APIKeyAuthentication",
+        "mcp_endpoint.authentication.OAuth2TokenAuthentication",
+        "rest_framework_simplejwt.authentication.JWTAuthentication",
+    ],
+}
