@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 from django.http import HttpResponseBase
 
 from mcp_endpoint.protocol.content import Text, ToolResult
+from mcp_endpoint.rest_framework.descriptions import counted
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
@@ -75,7 +76,8 @@ def success(
         note = None
         if len(data) > max_items:
             note = (
-                f"[showing the first {max_items} of {len(data)} {spec.plural}; narrow the "
+                f"[showing the first {max_items} of "
+                f"{counted(len(data), spec.singular, spec.plural)}; narrow the "
                 "query with filters or search]"
             )
             data = data[:max_items]
@@ -112,7 +114,8 @@ def error_from(
         return ToolError("The arguments were refused", code="invalid_arguments", fields=fields)
     if status == 404:
         return ToolError(
-            detail or f"No such {spec.singular}, or it is not visible to you.", code="not_found"
+            detail or f"No such {spec.singular.replace('_', ' ')}, or it is not visible to you.",
+            code="not_found",
         )
     if status == 409:
         return ToolError(detail or "The request conflicts with the current state", code="conflict")
@@ -219,11 +222,11 @@ def render_list(
     envelope: Mapping[str, Any] | None,
     note: str | None,
 ) -> str:
-    plural = spec.plural.replace("_", " ")
-    if envelope is not None and "count" in envelope:
-        head = f"{envelope['count']} {plural} in all; {len(items)} on this page."
+    count = envelope.get("count") if envelope is not None else None
+    if isinstance(count, int):
+        head = f"{counted(count, spec.singular, spec.plural)} in all; {len(items)} on this page."
     else:
-        head = f"{len(items)} {plural}."
+        head = f"{counted(len(items), spec.singular, spec.plural)}."
     if envelope is not None and envelope.get("next"):
         head += " " + next_page_hint(spec, str(envelope["next"]))
     lines = [head]
