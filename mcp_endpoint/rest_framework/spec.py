@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote
 
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import get_resolver
@@ -46,7 +47,12 @@ JSON = "application/json"
 
 
 class NotJSON(SchemaError):
-    """The action renders neither JSON nor text: no tool can carry its answer."""
+    """The action renders a stream of unknown length: no tool result can carry its answer."""
+
+
+# Renderers whose answer goes on for as long as the view likes (server-sent events, a
+# multipart stream of frames): nothing a tool result can hold.
+STREAM_MEDIA_TYPES = frozenset({"text/event-stream", "multipart/x-mixed-replace"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,12 @@ class Route:
     @property
     def detail(self) -> bool:
         return bool(self.callback.initkwargs.get("detail"))
+
+    def url_path(self, kwargs: Mapping[str, str]) -> str:
+        """The route's path with the URL kwargs of one call filled in."""
+        return re.sub(
+            r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), self.path
+        )
 
 
 @dataclass(frozen=True)
@@ -285,6 +297,7 @@ def build_spec(
         output_schema = compact_choices(output_schema, limit=choices.large_choice_list, output=True)
     if (
         method == "GET"
+        and media_type == JSON
         and not route.detail
         and not list_output
         and "results" not in (output_schema or {}).get("properties", {})
@@ -411,16 +424,18 @@ def page_arguments(view: Any) -> tuple[str, ...]:
 
 
 def answer_media_type(view: Any) -> str:
-    """JSON when the view renders it; else the text type it renders; else :class:`NotJSON`."""
-    media_types = [str(r.media_type) for r in view.get_renderers()]
+    """JSON when the view renders it; else the type it renders (a page, a file, whose
+    tool answers with its text or the file); :class:`NotJSON` for a stream."""
+    media_types = [str(r.media_type).split(";")[0].strip() for r in view.get_renderers()]
     if any(m == JSON or m.endswith("+json") for m in media_types):
         return JSON
-    for media in media_types:
-        if media.startswith("text/"):
-            return media.split(";")[0].strip()
-    raise NotJSON(
-        f"the action renders {', '.join(media_types) or 'nothing'}, neither JSON nor text"
-    )
+    answers = [m for m in media_types if m.lower() not in STREAM_MEDIA_TYPES]
+    if not answers:
+        raise NotJSON(
+            f"the action renders {', '.join(media_types) or 'nothing'}, a stream of unknown length"
+        )
+    # A text type first (TemplateHTMLRenderer beside a download, say), else the first.
+    return next((m for m in answers if m.startswith("text/")), answers[0])
 
 
 def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
