@@ -195,9 +195,11 @@ def test_tools_and_checks() -> None:
         "source_snippet",
         "export_snippets",
         "events_snippet",
+        "legacy_export_snippets",
+        "follow_snippet",
     }
     # Files have no output schema: their result has no structuredContent.
-    for name in names - {"list_snippets", "get_snippet", "events_snippet"}:
+    for name in names - {"list_snippets", "get_snippet", "events_snippet", "follow_snippet"}:
         tool = endpoint.tools.get(name)
         assert tool is not None and tool.output_schema is None, name
     [warning] = [m for m in endpoint.check() if m.id == "mcp_endpoint.W032"]
@@ -215,3 +217,26 @@ def test_an_event_stream_is_not_a_tool(client: Client, owner: Any, snippet: Snip
     result = rpc.call("events_snippet", {"id": snippet.pk})
     assert result["structuredContent"]["error"]["code"] == "unavailable"
     assert "text/event-stream" in result["structuredContent"]["error"]["message"]
+
+
+def test_text_that_does_not_decode_comes_as_bytes(client: Client, owner: Any) -> None:
+    """A text file whose bytes are not in its declared charset is passed on as it is."""
+    Snippet.objects.create(title="menu", code="x", owner=owner)
+    credential = CREDENTIAL_KINDS["key_read"](owner)
+    _, _, body = rest_bytes(client, credential, "/snippets/legacy_export/")
+    result = MCPClient(client, "/mcp", credential.bearer).call("legacy_export_snippets")
+    resource = result["content"][1]["resource"]
+    assert resource["mimeType"] == "text/csv"
+    assert "text" not in resource
+    assert base64.b64decode(resource["blob"]) == body
+
+
+def test_a_view_that_answers_with_an_event_stream_is_an_internal_error(
+    client: Client, owner: Any, snippet: Snippet
+) -> None:
+    rpc = MCPClient(client, "/mcp", CREDENTIAL_KINDS["key_read"](owner).bearer)
+    result = rpc.call("follow_snippet", {"id": snippet.pk})
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "internal_error"
+    assert "text/event-stream" in error["message"]

@@ -10,7 +10,7 @@ import struct
 import zlib
 from typing import Any
 
-from django.http import FileResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from django.urls import include, path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -183,6 +183,25 @@ class SnippetFiles(viewsets.ReadOnlyModelViewSet):  # type: ignore[type-arg]
         )
         response["Content-Disposition"] = f'attachment; filename="snippet-{snippet.pk}.py"'
         return response
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    @action(detail=False)
+    def legacy_export(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        """The CSV an older system wrote: Latin-1 bytes, labelled UTF-8."""
+        rows = "".join(f"{s.pk},{s.title}\r\n" for s in self.get_queryset())
+        return HttpResponse(
+            ("id,title,café\r\n" + rows).encode("latin-1"),
+            content_type="text/csv; charset=utf-8",
+        )
+
+    @extend_schema(responses={(200, "text/event-stream"): OpenApiTypes.STR})
+    @action(detail=True)
+    def follow(self, request: Request, *args: Any, **kwargs: Any) -> StreamingHttpResponse:
+        """The snippet's changes as they happen, from a view that also speaks JSON."""
+        snippet = self.get_object()
+        return StreamingHttpResponse(
+            iter([f"data: {snippet.title}\n\n".encode()]), content_type="text/event-stream"
+        )
 
     @action(detail=True, renderer_classes=[EventStreamRenderer])
     def events(self, request: Request, *args: Any, **kwargs: Any) -> Response:
