@@ -113,6 +113,9 @@ DEFAULTS: dict[str, Any] = {
     "LIST_PAGE_SIZE": 100,
     # A list tool whose view is not paginated returns at most this many items.
     "MAX_LIST_ITEMS": 100,
+    # The largest file (a PDF, an image, a CSV export) a tool returns as an embedded
+    # resource; a larger one is a tool error that says so, never a cut file.
+    "MAX_BINARY_RESULT_BYTES": 5 * 1024 * 1024,
     # tools/list shows every tool, not only those the credential's scopes allow.
     "SHOW_ALL_TOOLS": False,
     # A tool's text rendering is cut past this many bytes, with a note on how to narrow it.

@@ -178,6 +178,7 @@ def test_e003_bad_integers(make_endpoint: MakeEndpoint, key: str, value: Any) ->
         "MAX_QUERY_ARGUMENT_LENGTH",
         "OUTAGE_RETRY_AFTER",
         "OUTAGE_LOG_INTERVAL",
+        "MAX_BINARY_RESULT_BYTES",
     ],
 )
 def test_e003_limits_are_positive_integers(make_endpoint: MakeEndpoint, key: str) -> None:

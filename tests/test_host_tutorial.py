@@ -174,18 +174,14 @@ def test_w030_a_viewset_that_takes_none_of_the_endpoints_credentials() -> None:
     assert found[0].hint
 
 
-def test_w032_an_action_that_renders_neither_json_nor_text_is_left_out(
-    client: Client, owner: Any
-) -> None:
+def test_an_action_that_renders_a_file_is_a_tool(client: Client, owner: Any) -> None:
+    """Once left out (W032); now its result is the file (see tests/test_host_files.py)."""
     endpoint = Endpoint("printable", settings={"SERVER_NAME": "printable"})
     try:
         endpoint.register_viewset(PrintableSnippetViewSet, basename="snippet")
-        [warning] = [m for m in endpoint.check() if m.id == "mcp_endpoint.W032"]
-        assert "PrintableSnippetViewSet.printable is left out" in warning.msg
-        assert "application/pdf" in warning.msg
-        assert warning.hint
+        assert [m for m in endpoint.check() if m.id == "mcp_endpoint.W032"] == []
         tool = endpoint.tools.get("printable_snippet")
-        assert tool is not None and not tool.accepts(None)
-        assert [m for m in endpoint.check() if m.is_serious()] == []
+        assert tool is not None and tool.unavailable() is None
+        assert tool.output_schema is None
     finally:
         endpoints.discard(endpoint)

@@ -144,7 +144,7 @@ def test_the_text_names_each_task_by_id(rpc: MCPClient, project: Project) -> Non
     result = rpc.call("list_tasks", {"status": "in_progress"})
     task = Task.objects.get(title="Fix login")
     lines = result["content"][0]["text"].splitlines()
-    assert lines[0] == "1 tasks in all; 1 on this page."
+    assert lines[0] == "1 task in all; 1 on this page."
     assert lines[1].startswith(f"- Task {task.pk}: ")
     assert 'title="Fix login"' in lines[1]
     assert "assignee=bob" in lines[1]

@@ -239,11 +239,14 @@ def test_annotations_follow_the_http_method(product_tools: dict[str, dict[str, A
 
 
 def test_descriptions_come_from_docstrings(product_tools: dict[str, dict[str, Any]]) -> None:
+    # The action's docstring, then the viewset's.
     assert product_tools["complete_task"]["description"] == (
-        "Mark the task done; a task that is already done is a conflict."
+        "Mark the task done; a task that is already done is a conflict. "
+        "Tasks in the projects you belong to."
     )
     assert product_tools["overdue_tasks"]["description"] == (
-        "Open tasks whose due date has passed, most overdue first."
+        "Open tasks whose due date has passed, most overdue first. "
+        "Tasks in the projects you belong to."
     )
     assert product_tools["list_tasks"]["description"].endswith(
         "Tasks in the projects you belong to."
@@ -436,9 +439,11 @@ def test_detail_and_list_actions(
 ) -> None:
     deactivate = drf_tools["deactivate_person"]
     assert deactivate["inputSchema"]["required"] == ["username"]
-    assert deactivate["description"] == "Deactivate the person: they can no longer sign in."
+    assert deactivate["description"] == (
+        "Deactivate the person: they can no longer sign in. People who use the tracker."
+    )
     active = drf_tools["active_people"]
-    assert active["description"] == "People who can sign in."
+    assert active["description"] == "People who can sign in. People who use the tracker."
     assert {"page", "page_size", "search", "ordering"} <= set(active["inputSchema"]["properties"])
 
     before = ok(drf_rpc.call("active_people"))

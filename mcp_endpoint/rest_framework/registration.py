@@ -370,11 +370,11 @@ class ViewSetRegistration:
             except (DatabaseNeeded, DatabaseError):
                 raise
             except NotJSON as exc:
-                tool._problem = f"it renders neither JSON nor text ({exc})"
+                tool._problem = str(exc)
                 problems.append(
                     Warning(
                         f"{self.viewset.__name__}.{tool.action} is left out: {exc}.",
-                        hint="Give the action a JSON renderer, or exclude it.",
+                        hint="Give the action a renderer of JSON, text or a file, or exclude it.",
                         obj=self.endpoint,
                         id="mcp_endpoint.W032",
                     )

@@ -1,16 +1,19 @@
-"""A view's response as a tool result: compact text, ``structuredContent``, or a tool error."""
+"""A view's response as a tool result: compact text, ``structuredContent``, a file as an
+embedded resource, or a tool error."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from django.http import HttpResponseBase
+from django.http import HttpResponseBase, StreamingHttpResponse
 
-from mcp_endpoint.protocol.content import Text, ToolResult
+from mcp_endpoint.protocol.content import EmbeddedResource, ResourceContents, Text, ToolResult
+from mcp_endpoint.rest_framework.descriptions import counted
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
@@ -23,6 +26,10 @@ logger = logging.getLogger("mcp_endpoint.rest_framework")
 # Left out of the text rendering (they stay in structuredContent): noise for a model.
 BOOKKEEPING_FIELDS = {"created", "updated", "modified", "created_at", "updated_at", "url"}
 SKIPPED_IN_TEXT = BOOKKEEPING_FIELDS | {"id", "pk"}
+# Pages a model reads as they are: their text is the result, without a resource around it.
+PLAIN_TEXT = frozenset({"text/html", "text/plain"})
+# Answers that go on for as long as the view likes: no tool result can hold one.
+EVENT_STREAMS = frozenset({"text/event-stream", "multipart/x-mixed-replace"})
 
 
 def result_from(
@@ -33,32 +40,140 @@ def result_from(
     credential: Credential | None,
     max_items: int,
     refusal: str | None = None,
+    max_bytes: int = 5 * 1024 * 1024,
+    uri: str = "",
 ) -> ToolResult:
-    """The result of a 2xx answer; raises the :class:`ToolError` of any other."""
+    """The result of a 2xx answer; raises the :class:`ToolError` of any other.
+
+    ``uri`` names a file the action answers with (its REST URL), and ``max_bytes`` is the
+    largest such file that is returned.
+    """
     status = response.status_code
     data = getattr(response, "data", None)
-    if (
-        data is None
-        and status != 204
-        and response.get("Content-Type", "").startswith("application/json")
-    ):
+    media = media_type_of(response)
+    if data is None and status != 204 and media == JSON:
         content = response.content if hasattr(response, "content") else b""
         data = json.loads(content or b"null")
-    if 200 <= status < 300 and spec.media_type != JSON:
-        return text_success(spec, response)
+    if (
+        200 <= status < 300
+        and status != 204
+        and (spec.media_type != JSON or (data is None and media and not is_json(media)))
+    ):
+        # A page, a file or a download (a FileResponse, say), whatever the renderers.
+        return file_success(response, media or spec.media_type, uri, max_bytes)
     if 200 <= status < 300:
         return success(spec, status, data, kwargs, max_items)
     raise error_from(spec, status, data, response, credential, refusal)
 
 
-def text_success(spec: ActionSpec, response: HttpResponseBase) -> ToolResult:
-    """An action that renders text (an HTML page, say): its text is the result."""
+def media_type_of(response: HttpResponseBase) -> str:
+    """The type of the answer; for a DRF ``Response`` not rendered yet (whose header still
+    says text/html), the type its renderer will give it."""
+    declared: Any
+    if getattr(response, "is_rendered", True):
+        declared = response.get("Content-Type", "")
+    else:
+        renderer = getattr(response, "accepted_renderer", None)
+        declared = getattr(response, "content_type", None) or getattr(renderer, "media_type", "")
+    return str(declared or "").split(";", 1)[0].strip().lower()
+
+
+def is_json(media: str) -> bool:
+    return media == JSON or media.endswith("+json")
+
+
+def file_success(response: HttpResponseBase, media: str, uri: str, max_bytes: int) -> ToolResult:
+    """A page (``text/html``, ``text/plain``) as its text; any other file (a PDF, an image,
+    a CSV export) as an embedded resource at ``uri``: text for a text type, else the bytes
+    (base64 in ``blob``). Never a part of a file: one over ``max_bytes`` is an error."""
+    if media in EVENT_STREAMS:
+        raise ToolError(
+            f"The action answered with a stream ({media}), which a tool result cannot carry",
+            code="internal_error",
+        )
+    body = response_bytes(response, max_bytes)
+    charset = getattr(response, "charset", None) or "utf-8"
+    text: str | None = None
+    if media.startswith("text/") or is_json(media):
+        try:
+            text = body.decode(charset)
+        except (UnicodeDecodeError, LookupError):
+            text = None  # not the text it says it is: passed on as bytes
+    if text is not None and media in PLAIN_TEXT:
+        return ToolResult(content=[Text(text)])
+    name = attachment_name(response)
+    about = f"{name}: " if name else ""
+    about += f"{media}, {counted(len(body), 'byte', 'bytes')}, attached as a resource"
+    about += f" ({uri})." if uri else "."
+    resource = (
+        ResourceContents(uri=uri, text=text, mime_type=media)
+        if text is not None
+        else ResourceContents(uri=uri, blob=body, mime_type=media or None)
+    )
+    return ToolResult(content=[Text(about), EmbeddedResource(resource)])
+
+
+def response_bytes(response: HttpResponseBase, max_bytes: int) -> bytes:
+    """The whole body of the view's answer, streamed or not, or :class:`ToolError` when it
+    is over ``max_bytes`` (read no further than that)."""
+    declared = response.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        close_file(response)
+        raise too_large(max_bytes, int(declared))
+    if isinstance(response, StreamingHttpResponse):
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            # Iterating the response, not its streaming_content: Django maps an async
+            # iterator's chunks for a synchronous reader there.
+            for chunk in response:
+                data = chunk if isinstance(chunk, bytes) else bytes(chunk)
+                size += len(data)
+                if size > max_bytes:
+                    raise too_large(max_bytes, None)
+                chunks.append(data)
+        finally:
+            close_file(response)
+        return b"".join(chunks)
     render = getattr(response, "render", None)
     if render is not None and not getattr(response, "is_rendered", True):
         render()
-    content = getattr(response, "content", b"")
-    charset = getattr(response, "charset", None) or "utf-8"
-    return ToolResult(content=[Text(content.decode(charset, errors="replace"))])
+    content: bytes = getattr(response, "content", b"")
+    if len(content) > max_bytes:
+        raise too_large(max_bytes, len(content))
+    return content
+
+
+def close_file(response: HttpResponseBase) -> None:
+    # The file a FileResponse streams. Not response.close(): that sends request_finished,
+    # which closes the database connection under the call's transaction.
+    file = getattr(response, "file_to_stream", None)
+    if file is not None and hasattr(file, "close"):
+        file.close()
+
+
+def too_large(max_bytes: int, size: int | None) -> ToolError:
+    told = f" ({counted(size, 'byte', 'bytes')})" if size is not None else ""
+    details: dict[str, Any] = {"max_bytes": max_bytes}
+    if size is not None:
+        details["size"] = size
+    return ToolError(
+        f"The file the action answered with is larger{told} than this endpoint returns "
+        f"({counted(max_bytes, 'byte', 'bytes')}, MAX_BINARY_RESULT_BYTES); fetch it from "
+        "the REST API instead",
+        code="too_large",
+        **details,
+    )
+
+
+def attachment_name(response: HttpResponseBase) -> str:
+    """The file name a ``Content-Disposition`` header gives, if any."""
+    disposition = response.get("Content-Disposition", "")
+    match = re.search(r"filename\*=(?:UTF-8'')?([^;]+)|filename=\"?([^\";]+)", disposition)
+    if match is None:
+        return ""
+    encoded, plain = match.groups()
+    return unquote(encoded.strip()) if encoded else plain.strip()
 
 
 def success(
@@ -75,7 +190,8 @@ def success(
         note = None
         if len(data) > max_items:
             note = (
-                f"[showing the first {max_items} of {len(data)} {spec.plural}; narrow the "
+                f"[showing the first {max_items} of "
+                f"{counted(len(data), spec.singular, spec.plural)}; narrow the "
                 "query with filters or search]"
             )
             data = data[:max_items]
@@ -112,7 +228,8 @@ def error_from(
         return ToolError("The arguments were refused", code="invalid_arguments", fields=fields)
     if status == 404:
         return ToolError(
-            detail or f"No such {spec.singular}, or it is not visible to you.", code="not_found"
+            detail or f"No such {spec.singular.replace('_', ' ')}, or it is not visible to you.",
+            code="not_found",
         )
     if status == 409:
         return ToolError(detail or "The request conflicts with the current state", code="conflict")
@@ -219,11 +336,11 @@ def render_list(
     envelope: Mapping[str, Any] | None,
     note: str | None,
 ) -> str:
-    plural = spec.plural.replace("_", " ")
-    if envelope is not None and "count" in envelope:
-        head = f"{envelope['count']} {plural} in all; {len(items)} on this page."
+    count = envelope.get("count") if envelope is not None else None
+    if isinstance(count, int):
+        head = f"{counted(count, spec.singular, spec.plural)} in all; {len(items)} on this page."
     else:
-        head = f"{len(items)} {plural}."
+        head = f"{counted(len(items), spec.singular, spec.plural)}."
     if envelope is not None and envelope.get("next"):
         head += " " + next_page_hint(spec, str(envelope["next"]))
     lines = [head]

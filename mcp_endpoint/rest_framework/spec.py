@@ -13,9 +13,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from inspect import cleandoc
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote
 
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import get_resolver
@@ -30,6 +30,7 @@ from oauth2_provider.contrib.rest_framework import TokenHasScope
 from rest_framework import permissions as drf_permissions
 from rest_framework.versioning import AcceptHeaderVersioning
 
+from mcp_endpoint.rest_framework.descriptions import description_for
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
 from mcp_endpoint.schema import SchemaError, bound_strings, compact_choices, portable
@@ -39,7 +40,6 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 # drf-spectacular's errors for a view whose serializer it could not get (it skips the view).
 NO_SERIALIZER = re.compile(r"unable to guess serializer|exception raised while getting serializer")
-PAGE_ARGUMENTS = frozenset({"page", "page_size", "limit", "offset", "cursor"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 # The argument that holds the list, when a one-or-many body is offered in its list form.
 ITEMS_ARGUMENT = "items"
@@ -47,7 +47,12 @@ JSON = "application/json"
 
 
 class NotJSON(SchemaError):
-    """The action renders neither JSON nor text: no tool can carry its answer."""
+    """The action renders a stream of unknown length: no tool result can carry its answer."""
+
+
+# Renderers whose answer goes on for as long as the view likes (server-sent events, a
+# multipart stream of frames): nothing a tool result can hold.
+STREAM_MEDIA_TYPES = frozenset({"text/event-stream", "multipart/x-mixed-replace"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,12 @@ class Route:
     @property
     def detail(self) -> bool:
         return bool(self.callback.initkwargs.get("detail"))
+
+    def url_path(self, kwargs: Mapping[str, str]) -> str:
+        """The route's path with the URL kwargs of one call filled in."""
+        return re.sub(
+            r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), self.path
+        )
 
 
 @dataclass(frozen=True)
@@ -286,6 +297,7 @@ def build_spec(
         output_schema = compact_choices(output_schema, limit=choices.large_choice_list, output=True)
     if (
         method == "GET"
+        and media_type == JSON
         and not route.detail
         and not list_output
         and "results" not in (output_schema or {}).get("properties", {})
@@ -314,14 +326,19 @@ def build_spec(
         output_schema=output_schema,
         annotations=annotations_for(action, detail, method, options, singular, plural),
         description=description_for(
-            viewset,
-            action,
-            options,
-            operation,
-            set(properties) - set(path_arguments),
-            path_arguments,
-            singular,
-            plural,
+            view=view,
+            viewset=viewset,
+            action=action,
+            options_description=options.description,
+            operation=operation,
+            query_arguments=(
+                {*query_arguments, LOOKUPS_ARGUMENT}
+                if filters.grouped is not None
+                else query_arguments
+            ),
+            path_arguments=path_arguments,
+            singular=singular,
+            plural=plural,
         )
         or name.replace("_", " "),
         required_scopes=required_scopes(view, method, scopes_by_method),
@@ -424,16 +441,18 @@ def page_arguments(view: Any) -> tuple[str, ...]:
 
 
 def answer_media_type(view: Any) -> str:
-    """JSON when the view renders it; else the text type it renders; else :class:`NotJSON`."""
-    media_types = [str(r.media_type) for r in view.get_renderers()]
+    """JSON when the view renders it; else the type it renders (a page, a file, whose
+    tool answers with its text or the file); :class:`NotJSON` for a stream."""
+    media_types = [str(r.media_type).split(";")[0].strip() for r in view.get_renderers()]
     if any(m == JSON or m.endswith("+json") for m in media_types):
         return JSON
-    for media in media_types:
-        if media.startswith("text/"):
-            return media.split(";")[0].strip()
-    raise NotJSON(
-        f"the action renders {', '.join(media_types) or 'nothing'}, neither JSON nor text"
-    )
+    answers = [m for m in media_types if m.lower() not in STREAM_MEDIA_TYPES]
+    if not answers:
+        raise NotJSON(
+            f"the action renders {', '.join(media_types) or 'nothing'}, a stream of unknown length"
+        )
+    # A text type first (TemplateHTMLRenderer beside a download, say), else the first.
+    return next((m for m in answers if m.startswith("text/")), answers[0])
 
 
 def apply_version(view: Any, method: str, path: str, requested: str | None) -> tuple[str, str]:
@@ -550,51 +569,6 @@ def annotations_for(
     return annotations
 
 
-def description_for(
-    viewset: type[Any],
-    action: str,
-    options: ActionOptions,
-    operation: dict[str, Any],
-    arguments: set[str],
-    path_arguments: Mapping[str, str],
-    singular: str,
-    plural: str,
-) -> str:
-    if options.description:
-        return options.description
-    handler = getattr(viewset, action, None)
-    own = (
-        first_paragraph(getattr(handler, "__doc__", None)) if action not in STANDARD_ACTIONS else ""
-    )
-    described = operation.get("description") or ""
-    viewset_doc = first_paragraph(viewset.__doc__)
-    if action not in STANDARD_ACTIONS:
-        return own or first_paragraph(described)
-    if described and first_paragraph(described) != viewset_doc:
-        return first_paragraph(described)
-    ways = [
-        label
-        for label, present in (
-            ("a page at a time", bool(arguments & {"page", "limit", "cursor"})),
-            ("with filters", bool(arguments - PAGE_ARGUMENTS - {"search", "ordering"})),
-            ("searchable", "search" in arguments),
-            ("in the order you ask", "ordering" in arguments),
-        )
-        if present
-    ]
-    lookup = next(iter(path_arguments), "id")
-    one, many = singular.replace("_", " "), plural.replace("_", " ")
-    default = {
-        "list": f"List {many}" + (f", {', '.join(ways)}." if ways else "."),
-        "retrieve": f"Get one {one} by {lookup}.",
-        "create": f"Create a {one}.",
-        "update": f"Replace a {one}: every writable field.",
-        "partial_update": f"Update some fields of a {one}.",
-        "destroy": f"Delete a {one}.",
-    }[action]
-    return f"{default} {viewset_doc}".strip()
-
-
 def required_scopes(
     view: Any, method: str, by_method: Mapping[str, Any] | None = None
 ) -> frozenset[str]:
@@ -621,12 +595,6 @@ def _permission_scopes(permission: Any, request: Any, view: Any) -> set[str]:
         first, second = permission.op1, permission.op2  # type: ignore[attr-defined]
         return _permission_scopes(first, request, view) | _permission_scopes(second, request, view)
     return set()
-
-
-def first_paragraph(text: str | None) -> str:
-    if not text:
-        return ""
-    return cleandoc(text).split("\n\n")[0].replace("\n", " ").strip()
 
 
 def json_content(section: Mapping[str, Any]) -> dict[str, Any] | None:

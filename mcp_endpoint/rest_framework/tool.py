@@ -160,14 +160,17 @@ class ViewSetTool(Tool):
         response, kwargs = call_view(
             spec, self.registration.view_class, arguments, http_request, caller
         )
-        max_items: int = self.registration.endpoint.settings.MAX_LIST_ITEMS
+        settings = self.registration.endpoint.settings
         return result_from(
             spec,
             response,
             kwargs,
             credential=call.credential,
-            max_items=max_items,
+            max_items=settings.MAX_LIST_ITEMS,
             refusal=refusal(spec.authentication_classes, call.credential),
+            max_bytes=settings.MAX_BINARY_RESULT_BYTES,
+            # A file the action answers with is named by its REST URL.
+            uri=http_request.build_absolute_uri(spec.route.url_path(kwargs)),
         )
 
 

@@ -51,7 +51,14 @@ class SnippetPagination(pagination.PageNumberPagination):
 
 
 class SnippetViewSet(viewsets.ModelViewSet):
-    """Code snippets, readable by everyone signed in, changed by their owners."""
+    """
+    This viewset automatically provides `list`, `create`, `retrieve`,
+    `update` and `destroy` actions.
+
+    Additionally we also provide an extra `highlight` action.
+
+    Code snippets, readable by everyone signed in, changed by their owners.
+    """
 
     queryset = Snippet.objects.all()
     serializer_class = SnippetSerializer
@@ -78,7 +85,11 @@ class SnippetViewSet(viewsets.ModelViewSet):
 
 
 class UserViewSet(viewsets.ReadOnlyModelViewSet):
-    """The users, for browser sessions only."""
+    """
+    This viewset automatically provides `list` and `retrieve` actions.
+
+    The users, for browser sessions only.
+    """
 
     queryset = User.objects.order_by("id")
     serializer_class = UserSerializer
