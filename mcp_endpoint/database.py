@@ -1,4 +1,5 @@
-"""Running host code with the database out of reach, for the system checks.
+"""Database connections: kept out of reach for the system checks, handed back after work
+done outside a request.
 
 Django's rule for system checks: they do not touch the database, except those tagged
 ``database``, and those only when asked (``check --database``, ``migrate``). Building a
@@ -79,3 +80,30 @@ def _guard(connection: Any, name: str, block: DatabaseBlock) -> Callable[[], Non
             delattr(connection, name)
 
     return undo
+
+
+# -- handing back connections opened outside a request ---------------------------------------
+
+
+@contextlib.contextmanager
+def releasing_new_connections() -> Iterator[None]:
+    """Hand back, at the end of the block, the connections the block opened, as Django
+    hands back a request's at ``request_finished``: closed, unless ``CONN_MAX_AGE`` keeps
+    them (then kept, one per thread, for the thread's next use).
+
+    For database work that no request's end follows in the same thread: a
+    ``request_finished`` receiver (Django's own, which closes the request's connections,
+    runs before any app's, so whatever a later one opens would stay open; under ASGI the
+    request's thread is not reused and nothing ever closes it), and a stream's work
+    between its events. Connections open before the block are left as they are: the
+    request's own, or a test's transaction.
+    """
+    open_before = {
+        c.alias for c in connections.all(initialized_only=True) if c.connection is not None
+    }
+    try:
+        yield
+    finally:
+        for connection in connections.all(initialized_only=True):
+            if connection.connection is not None and connection.alias not in open_before:
+                connection.close_if_unusable_or_obsolete()

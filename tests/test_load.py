@@ -3,6 +3,8 @@
 - SQLite, gunicorn with 2 workers: concurrent writes wait for the lock instead of failing.
 - PostgreSQL, uvicorn with 4 workers, a role limited to 30 connections: ASGI requests do not
   pile up persistent connections.
+- PostgreSQL, uvicorn and gunicorn: no connection outlives the request (or the stream's work)
+  that opened it when ``CONN_MAX_AGE`` is 0, and one per worker is kept when it is not.
 - PostgreSQL and Redis, gunicorn with 4 workers: thousands of mixed MCP and REST requests
   with one API key, no errors, every successful create stored, the shared limit held.
 
@@ -73,6 +75,21 @@ class Host:
         )
         project, key = out.strip().splitlines()[-1].split()
         return cls(server, key, int(project))
+
+    def new_keys(self, count: int) -> list[str]:
+        """``count`` more keys of the user, never used yet: each one's first use records
+        it (an UPDATE once the answer is sent, the work that once left a connection open)."""
+        out = manage(
+            self.server.env,
+            "shell",
+            "-c",
+            "from mcp_endpoint.models import APIKey\n"
+            "from project.tracker.models import Project\n"
+            f"owner = Project.objects.get(pk={self.project}).owner\n"
+            f"for _ in range({count}):\n"
+            "    print(APIKey.objects.create_key(user=owner, scopes='read write')[1])\n",
+        )
+        return out.strip().splitlines()[-count:]
 
     def tasks(self) -> int:
         out = manage(
@@ -203,12 +220,6 @@ def limited_database_url() -> Iterator[str]:
             admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="With CONN_MAX_AGE=0 the REST views close their connections under ASGI, but "
-    "requests to /mcp still leave some open (10 to 15 per 200 over 4 workers), so the "
-    "role runs out of connections in most runs (an open defect; some runs pass)",
-)
 def test_uvicorn_stays_within_a_30_connection_limit(
     tmp_path: Path, limited_database_url: str
 ) -> None:
@@ -232,6 +243,66 @@ def test_uvicorn_stays_within_a_30_connection_limit(
         ][:5]
         assert all(tool_succeeded(*a) for a in answers[0::4] + answers[1::4])
         assert host.tasks() == 100
+
+
+# -- PostgreSQL: no connection outlives its request ----------------------------------------------
+
+
+def open_connections(server: LiveServer) -> int:
+    """The server's connections to its database, as PostgreSQL counts them."""
+    import psycopg
+
+    origin = os.environ["DATABASE_URL"]
+    name = urlsplit(server.env["DATABASE_URL"]).path.lstrip("/")
+    with psycopg.connect(origin, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (name,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def settled_connections(server: LiveServer, at_most: int) -> int:
+    """The server's open connections once they are ``at_most`` or fewer, or after 10 s of
+    more: a server closes a request's connections just after the client has its answer."""
+    deadline = time.monotonic() + 10
+    count = open_connections(server)
+    while count > at_most and time.monotonic() < deadline:
+        time.sleep(0.1)
+        count = open_connections(server)
+    return count
+
+
+SERVER_CLASSES = {"gunicorn": LiveServer, "uvicorn": UvicornServer}
+
+
+@pytest.mark.parametrize(
+    ("server_kind", "max_age", "kept"),
+    [("uvicorn", "0", 0), ("gunicorn", "0", 0), ("gunicorn", "60", 4)],
+)
+def test_no_connection_outlives_its_request(
+    tmp_path: Path, server_kind: str, max_age: str, kept: int
+) -> None:
+    """Sequential requests, each with a key used for the first time, to ``/mcp`` (plain
+    JSON answers, and a tool call, which runs in a thread of the call pool) and to the REST
+    API: with ``CONN_MAX_AGE = 0`` nothing stays open afterwards; with persistent
+    connections at most one per thread that served them: 2 workers, each with its request
+    thread and one of the call pool."""
+    require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
+    env = {"DEMO_CONN_MAX_AGE": max_age}
+    with SERVER_CLASSES[server_kind](tmp_path, workers=2, env=env) as server:
+        host = Host.on(server)
+        tools_list = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        # Every request is a key's first use, the last in its worker too.
+        for index, key in enumerate(host.new_keys(9)):
+            host.key = key
+            if index % 3 == 0:
+                assert host.send("/mcp", tools_list)[0] == 200
+            elif index % 3 == 1:
+                assert tool_succeeded(*host.call("list_tasks", {}))
+            else:
+                assert host.send("/api/tasks/")[0] == 200
+        assert settled_connections(server, kept) <= kept, server.log_tail()
 
 
 # -- The load test: PostgreSQL, Redis, gunicorn with 4 workers --------------------------------
