@@ -13,8 +13,9 @@ that may not exist yet.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connections
 
@@ -28,6 +29,9 @@ GUARDED_METHODS = (
     "cursor",
     "chunked_cursor",
 )
+
+
+_R = TypeVar("_R")
 
 
 class DatabaseNeeded(Exception):
@@ -107,3 +111,24 @@ def releasing_new_connections() -> Iterator[None]:
         for connection in connections.all(initialized_only=True):
             if connection.connection is not None and connection.alias not in open_before:
                 connection.close_if_unusable_or_obsolete()
+
+
+def release_request_connections() -> None:
+    """Hand back the request's connections now, as ``request_finished`` will: for a
+    response that streams long after its view has returned, so an open stream does not
+    hold a connection while it waits. One inside a transaction (a test's) is left alone."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
+
+
+def released(function: Callable[..., _R]) -> Callable[..., _R]:
+    """``function``, run within :func:`releasing_new_connections`: for a stream's work
+    between its events."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> _R:
+        with releasing_new_connections():
+            return function(*args, **kwargs)
+
+    return run

@@ -14,6 +14,7 @@ every test by its request count.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import secrets
@@ -31,7 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.live_server import LiveServer, UvicornServer, manage
+from tests.live_server import HOST, LiveServer, UvicornServer, manage
+from tests.test_subscriptions import listen_message, patch_task
 
 pytestmark = pytest.mark.e2e
 
@@ -303,6 +305,86 @@ def test_no_connection_outlives_its_request(
             else:
                 assert host.send("/api/tasks/")[0] == 200
         assert settled_connections(server, kept) <= kept, server.log_tail()
+
+
+def open_session_stream(host: Host, uri: str) -> http.client.HTTPConnection:
+    """A legacy session subscribed to ``uri``, and its ``GET`` stream, sent."""
+    auth = {"Authorization": f"Bearer {host.key}", "Content-Type": "application/json"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    initialize["clientInfo"] = {"name": "tests", "version": "1"}
+    session: dict[str, str] = {"MCP-Protocol-Version": "2025-11-25"}
+    for method, params in [
+        ("initialize", initialize),
+        ("notifications/initialized", None),
+        ("resources/subscribe", {"uri": uri}),
+    ]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message.update(id=method, params=params)
+        request = urllib.request.Request(
+            host.server.url("/mcp"), json.dumps(message).encode(), {**auth, **accept, **session}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status in {200, 202}, response.read()
+            session.setdefault("Mcp-Session-Id", response.headers["Mcp-Session-Id"])
+    stream = http.client.HTTPConnection(HOST, host.server.port, timeout=5)
+    stream.request("GET", "/mcp", headers={**auth, **session, "Accept": "text/event-stream"})
+    return stream
+
+
+def open_listen_stream(host: Host, uri: str) -> http.client.HTTPConnection:
+    """A 2026-07-28 ``subscriptions/listen`` stream for ``uri``, sent."""
+    message, headers = listen_message([uri])
+    stream = http.client.HTTPConnection(HOST, host.server.port, timeout=5)
+    stream.request("POST", "/mcp", body=json.dumps(message), headers={
+        **headers, "Content-Type": "application/json",
+        "Authorization": f"Bearer {host.key}"})  # fmt: skip
+    return stream
+
+
+def next_update(response: http.client.HTTPResponse) -> dict[str, Any] | None:
+    """The stream's next resource update, or None when none comes within its timeout."""
+    try:
+        while line := response.readline():
+            if line.startswith(b"data:") and b"resources/updated" in line:
+                message: dict[str, Any] = json.loads(line[5:])
+                return message
+    except TimeoutError:
+        pass
+    return None
+
+
+@pytest.mark.parametrize("open_stream", [open_session_stream, open_listen_stream])
+def test_an_open_stream_holds_no_connection_between_its_updates(
+    tmp_path: Path, open_stream: Any
+) -> None:
+    """Under ASGI a resource stream stays open until the client leaves; with
+    ``CONN_MAX_AGE = 0`` neither the request that opened it nor the read that decides
+    each update keeps a connection while it waits."""
+    require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
+    require("REDIS_URL", "needs REDIS_URL: updates travel through Redis")
+    env = {"CACHE_KEY_PREFIX": f"mcp_conn_{secrets.token_hex(4)}", "DEMO_MCP_SESSIONS": "1"}
+    with UvicornServer(tmp_path, workers=1, env=env) as server:
+        host = Host.on(server)
+        status, answer = host.send("/api/tasks/", {"project": host.project, "title": "Watched"})
+        assert status == 201, answer
+        task = answer["id"]
+        uri = f"tracker://projects/{host.project}/board"
+        stream = open_stream(host, uri)
+        try:
+            response = stream.getresponse()
+            assert response.status == 200
+            heard = None
+            for attempt in range(10):  # the stream may still be joining the broker
+                assert patch_task(server, host.key, task, f"Renamed {attempt}") == 200
+                heard = next_update(response)
+                if heard is not None:
+                    break
+            assert heard is not None and heard["params"]["uri"] == uri, server.log_tail()
+            assert settled_connections(server, 0) == 0
+        finally:
+            stream.close()
 
 
 # -- The load test: PostgreSQL, Redis, gunicorn with 4 workers --------------------------------
