@@ -26,6 +26,7 @@ from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
 from mcp_endpoint import key_cache, scopes
+from mcp_endpoint.database import releasing_new_connections
 from mcp_endpoint.models import (
     LAST_USED_RESOLUTION,
     AbstractAPIKey,
@@ -167,12 +168,17 @@ def note_use(key: AbstractAPIKey, *, cached: bool = False) -> None:
 def write_last_use(**kwargs: Any) -> None:
     """Run the UPDATEs :func:`note_use` put off; connected to ``request_finished``."""
     pending: list[AbstractAPIKey] = _pending.__dict__.pop("keys", [])
-    for key in pending:
-        try:
-            key.touch()
-        except DatabaseError:
-            # The answer is sent already; the time of last use may wait for the next one.
-            logger.warning("could not record the last use of API key %s", key.prefix)
+    if not pending:
+        return
+    # Django's receiver has closed the request's connections already (it runs first): the
+    # connection these UPDATEs open is closed here, or no one would close it under ASGI.
+    with releasing_new_connections():
+        for key in pending:
+            try:
+                key.touch()
+            except DatabaseError:
+                # The answer is sent already; the time of last use may wait for the next one.
+                logger.warning("could not record the last use of API key %s", key.prefix)
 
 
 request_finished.connect(write_last_use, dispatch_uid="mcp_endpoint.authentication.last_use")

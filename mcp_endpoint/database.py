@@ -1,4 +1,5 @@
-"""Running host code with the database out of reach, for the system checks.
+"""Database connections: kept out of reach for the system checks, handed back after work
+done outside a request.
 
 Django's rule for system checks: they do not touch the database, except those tagged
 ``database``, and those only when asked (``check --database``, ``migrate``). Building a
@@ -12,8 +13,9 @@ that may not exist yet.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connections
 
@@ -27,6 +29,9 @@ GUARDED_METHODS = (
     "cursor",
     "chunked_cursor",
 )
+
+
+_R = TypeVar("_R")
 
 
 class DatabaseNeeded(Exception):
@@ -79,3 +84,51 @@ def _guard(connection: Any, name: str, block: DatabaseBlock) -> Callable[[], Non
             delattr(connection, name)
 
     return undo
+
+
+# -- handing back connections opened outside a request ---------------------------------------
+
+
+@contextlib.contextmanager
+def releasing_new_connections() -> Iterator[None]:
+    """Hand back, at the end of the block, the connections the block opened, as Django
+    hands back a request's at ``request_finished``: closed, unless ``CONN_MAX_AGE`` keeps
+    them (then kept, one per thread, for the thread's next use).
+
+    For database work that no request's end follows in the same thread: a
+    ``request_finished`` receiver (Django's own, which closes the request's connections,
+    runs before any app's, so whatever a later one opens would stay open; under ASGI the
+    request's thread is not reused and nothing ever closes it), and a stream's work
+    between its events. Connections open before the block are left as they are: the
+    request's own, or a test's transaction.
+    """
+    open_before = {
+        c.alias for c in connections.all(initialized_only=True) if c.connection is not None
+    }
+    try:
+        yield
+    finally:
+        for connection in connections.all(initialized_only=True):
+            if connection.connection is not None and connection.alias not in open_before:
+                connection.close_if_unusable_or_obsolete()
+
+
+def release_request_connections() -> None:
+    """Hand back the request's connections now, as ``request_finished`` will: for a
+    response that streams long after its view has returned, so an open stream does not
+    hold a connection while it waits. One inside a transaction (a test's) is left alone."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
+
+
+def released(function: Callable[..., _R]) -> Callable[..., _R]:
+    """``function``, run within :func:`releasing_new_connections`: for a stream's work
+    between its events."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> _R:
+        with releasing_new_connections():
+            return function(*args, **kwargs)
+
+    return run

@@ -32,6 +32,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 
 from mcp_endpoint import client_logging, outages, sessions
+from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.event_store import RETRY_MS, EventStore, StoredEvent, event_id
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
@@ -321,6 +322,8 @@ async def async_events(
 ) -> AsyncIterator[bytes]:
     wait = sync_to_async(channel.next_event, thread_sensitive=False)
     try:
+        # The call runs in a thread of its own; the request's connection would sit idle.
+        await sync_to_async(release_request_connections)()
         priming = channel.priming()
         if priming:
             yield priming
@@ -384,9 +387,12 @@ def sync_replay(store: EventStore, stream_id: str, seq: int, keepalive: float) -
 async def async_replay(
     store: EventStore, stream_id: str, seq: int, keepalive: float
 ) -> AsyncIterator[bytes]:
-    after = sync_to_async(store.after, thread_sensitive=False)
-    is_alive = sync_to_async(store.alive, thread_sensitive=False)
+    # The executor's threads are shared and live on: what they open (a database cache) is
+    # handed back after each read.
+    after = sync_to_async(released(store.after), thread_sensitive=False)
+    is_alive = sync_to_async(released(store.alive), thread_sensitive=False)
     pause, quiet_since = POLL_FIRST, time.monotonic()
+    await sync_to_async(release_request_connections)()
     while True:
         alive = await is_alive(stream_id)
         data, last, final = _replayed(await after(stream_id, seq))

@@ -41,6 +41,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils.module_loading import import_string
 
+from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.responses import KEEPALIVE, sse_event
@@ -334,9 +335,10 @@ async def async_listen(
 ) -> AsyncIterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_async()
-    check = sync_to_async(readable_now)
+    check = sync_to_async(released(readable_now))
     keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
     try:
+        await sync_to_async(release_request_connections)()
         yield sse_event(ack)
         while True:
             try:
@@ -375,9 +377,10 @@ async def async_updates(
 ) -> AsyncIterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_async()
-    check = sync_to_async(wanted_update)
+    check = sync_to_async(released(wanted_update))
     keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
     try:
+        await sync_to_async(release_request_connections)()
         yield KEEPALIVE  # the stream is open: the client may now make changes and hear of them
         while True:
             try:
@@ -402,6 +405,7 @@ def sync_updates(
 ) -> Iterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_sync()
+    check = released(wanted_update)
     keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
     try:
         yield KEEPALIVE
@@ -409,11 +413,11 @@ def sync_updates(
             try:
                 uri = listener.get(timeout=keepalive)
             except queue.Empty:
-                if wanted_update(endpoint, session_id, "", context) is None:
+                if check(endpoint, session_id, "", context) is None:
                     return
                 yield KEEPALIVE
                 continue
-            wanted = wanted_update(endpoint, session_id, uri, context)
+            wanted = check(endpoint, session_id, uri, context)
             if wanted is None:
                 return
             if wanted:

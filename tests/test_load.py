@@ -3,6 +3,8 @@
 - SQLite, gunicorn with 2 workers: concurrent writes wait for the lock instead of failing.
 - PostgreSQL, uvicorn with 4 workers, a role limited to 30 connections: ASGI requests do not
   pile up persistent connections.
+- PostgreSQL, uvicorn and gunicorn: no connection outlives the request (or the stream's work)
+  that opened it when ``CONN_MAX_AGE`` is 0, and one per worker is kept when it is not.
 - PostgreSQL and Redis, gunicorn with 4 workers: thousands of mixed MCP and REST requests
   with one API key, no errors, every successful create stored, the shared limit held.
 
@@ -12,6 +14,7 @@ every test by its request count.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import secrets
@@ -29,7 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.live_server import LiveServer, UvicornServer, manage
+from tests.live_server import HOST, LiveServer, UvicornServer, manage
+from tests.test_subscriptions import listen_message, patch_task
 
 pytestmark = pytest.mark.e2e
 
@@ -73,6 +77,21 @@ class Host:
         )
         project, key = out.strip().splitlines()[-1].split()
         return cls(server, key, int(project))
+
+    def new_keys(self, count: int) -> list[str]:
+        """``count`` more keys of the user, never used yet: each one's first use records
+        it (an UPDATE once the answer is sent, the work that once left a connection open)."""
+        out = manage(
+            self.server.env,
+            "shell",
+            "-c",
+            "from mcp_endpoint.models import APIKey\n"
+            "from project.tracker.models import Project\n"
+            f"owner = Project.objects.get(pk={self.project}).owner\n"
+            f"for _ in range({count}):\n"
+            "    print(APIKey.objects.create_key(user=owner, scopes='read write')[1])\n",
+        )
+        return out.strip().splitlines()[-count:]
 
     def tasks(self) -> int:
         out = manage(
@@ -203,12 +222,6 @@ def limited_database_url() -> Iterator[str]:
             admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="With CONN_MAX_AGE=0 the REST views close their connections under ASGI, but "
-    "requests to /mcp still leave some open (10 to 15 per 200 over 4 workers), so the "
-    "role runs out of connections in most runs (an open defect; some runs pass)",
-)
 def test_uvicorn_stays_within_a_30_connection_limit(
     tmp_path: Path, limited_database_url: str
 ) -> None:
@@ -232,6 +245,146 @@ def test_uvicorn_stays_within_a_30_connection_limit(
         ][:5]
         assert all(tool_succeeded(*a) for a in answers[0::4] + answers[1::4])
         assert host.tasks() == 100
+
+
+# -- PostgreSQL: no connection outlives its request ----------------------------------------------
+
+
+def open_connections(server: LiveServer) -> int:
+    """The server's connections to its database, as PostgreSQL counts them."""
+    import psycopg
+
+    origin = os.environ["DATABASE_URL"]
+    name = urlsplit(server.env["DATABASE_URL"]).path.lstrip("/")
+    with psycopg.connect(origin, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (name,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def settled_connections(server: LiveServer, at_most: int) -> int:
+    """The server's open connections once they are ``at_most`` or fewer, or after 10 s of
+    more: a server closes a request's connections just after the client has its answer."""
+    deadline = time.monotonic() + 10
+    count = open_connections(server)
+    while count > at_most and time.monotonic() < deadline:
+        time.sleep(0.1)
+        count = open_connections(server)
+    return count
+
+
+SERVER_CLASSES = {"gunicorn": LiveServer, "uvicorn": UvicornServer}
+
+
+@pytest.mark.parametrize(
+    ("server_kind", "max_age", "kept"),
+    [("uvicorn", "0", 0), ("gunicorn", "0", 0), ("gunicorn", "60", 4)],
+)
+def test_no_connection_outlives_its_request(
+    tmp_path: Path, server_kind: str, max_age: str, kept: int
+) -> None:
+    """Sequential requests, each with a key used for the first time, to ``/mcp`` (plain
+    JSON answers, and a tool call, which runs in a thread of the call pool) and to the REST
+    API: with ``CONN_MAX_AGE = 0`` nothing stays open afterwards; with persistent
+    connections at most one per thread that served them: 2 workers, each with its request
+    thread and one of the call pool."""
+    require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
+    env = {"DEMO_CONN_MAX_AGE": max_age}
+    with SERVER_CLASSES[server_kind](tmp_path, workers=2, env=env) as server:
+        host = Host.on(server)
+        tools_list = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        # Every request is a key's first use, the last in its worker too.
+        for index, key in enumerate(host.new_keys(9)):
+            host.key = key
+            if index % 3 == 0:
+                assert host.send("/mcp", tools_list)[0] == 200
+            elif index % 3 == 1:
+                assert tool_succeeded(*host.call("list_tasks", {}))
+            else:
+                assert host.send("/api/tasks/")[0] == 200
+        assert settled_connections(server, kept) <= kept, server.log_tail()
+
+
+def open_session_stream(host: Host, uri: str) -> http.client.HTTPConnection:
+    """A legacy session subscribed to ``uri``, and its ``GET`` stream, sent."""
+    auth = {"Authorization": f"Bearer {host.key}", "Content-Type": "application/json"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    initialize["clientInfo"] = {"name": "tests", "version": "1"}
+    session: dict[str, str] = {"MCP-Protocol-Version": "2025-11-25"}
+    for method, params in [
+        ("initialize", initialize),
+        ("notifications/initialized", None),
+        ("resources/subscribe", {"uri": uri}),
+    ]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message.update(id=method, params=params)
+        request = urllib.request.Request(
+            host.server.url("/mcp"), json.dumps(message).encode(), {**auth, **accept, **session}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status in {200, 202}, response.read()
+            session.setdefault("Mcp-Session-Id", response.headers["Mcp-Session-Id"])
+    stream = http.client.HTTPConnection(HOST, host.server.port, timeout=5)
+    stream.request("GET", "/mcp", headers={**auth, **session, "Accept": "text/event-stream"})
+    return stream
+
+
+def open_listen_stream(host: Host, uri: str) -> http.client.HTTPConnection:
+    """A 2026-07-28 ``subscriptions/listen`` stream for ``uri``, sent."""
+    message, headers = listen_message([uri])
+    stream = http.client.HTTPConnection(HOST, host.server.port, timeout=5)
+    stream.request("POST", "/mcp", body=json.dumps(message), headers={
+        **headers, "Content-Type": "application/json",
+        "Authorization": f"Bearer {host.key}"})  # fmt: skip
+    return stream
+
+
+def next_update(response: http.client.HTTPResponse) -> dict[str, Any] | None:
+    """The stream's next resource update, or None when none comes within its timeout."""
+    try:
+        while line := response.readline():
+            if line.startswith(b"data:") and b"resources/updated" in line:
+                message: dict[str, Any] = json.loads(line[5:])
+                return message
+    except TimeoutError:
+        pass
+    return None
+
+
+@pytest.mark.parametrize("open_stream", [open_session_stream, open_listen_stream])
+def test_an_open_stream_holds_no_connection_between_its_updates(
+    tmp_path: Path, open_stream: Any
+) -> None:
+    """Under ASGI a resource stream stays open until the client leaves; with
+    ``CONN_MAX_AGE = 0`` neither the request that opened it nor the read that decides
+    each update keeps a connection while it waits."""
+    require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
+    require("REDIS_URL", "needs REDIS_URL: updates travel through Redis")
+    env = {"CACHE_KEY_PREFIX": f"mcp_conn_{secrets.token_hex(4)}", "DEMO_MCP_SESSIONS": "1"}
+    with UvicornServer(tmp_path, workers=1, env=env) as server:
+        host = Host.on(server)
+        status, answer = host.send("/api/tasks/", {"project": host.project, "title": "Watched"})
+        assert status == 201, answer
+        task = answer["id"]
+        uri = f"tracker://projects/{host.project}/board"
+        stream = open_stream(host, uri)
+        try:
+            response = stream.getresponse()
+            assert response.status == 200
+            heard = None
+            for attempt in range(10):  # the stream may still be joining the broker
+                assert patch_task(server, host.key, task, f"Renamed {attempt}") == 200
+                heard = next_update(response)
+                if heard is not None:
+                    break
+            assert heard is not None and heard["params"]["uri"] == uri, server.log_tail()
+            assert settled_connections(server, 0) == 0
+        finally:
+            stream.close()
 
 
 # -- The load test: PostgreSQL, Redis, gunicorn with 4 workers --------------------------------
