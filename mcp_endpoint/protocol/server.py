@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcp_endpoint.protocol import jsonrpc, mrtr
+from mcp_endpoint.protocol import jsonrpc, mrtr, tasks
 from mcp_endpoint.protocol.jsonrpc import ProtocolError, Request
 from mcp_endpoint.protocol.versions import (
     LEGACY,
@@ -54,6 +54,9 @@ class RequestContext:
     channel: Any = None
     # The legacy session the request belongs to, when sessions are on.
     session: Any = None
+    # The task this call runs as, on a task worker (None in a request): it says whether the
+    # client cancelled, and keeps the progress the call reports.
+    task: Any = None
 
     @property
     def modern(self) -> bool:
@@ -86,6 +89,10 @@ class Features(Protocol):
     def ttl_ms(self) -> int: ...
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]: ...
+
+    def task_support(self, name: str, context: RequestContext) -> str: ...
+
+    def task_engine(self) -> tasks.TaskEngine | None: ...
 
     def call_tool(
         self, name: str, arguments: dict[str, Any], context: RequestContext
@@ -329,6 +336,9 @@ def _discover(server: Server, params: dict[str, Any], context: RequestContext) -
         # Subscriptions to resources travel on subscriptions/listen streams in this revision.
         capabilities = body["capabilities"]
         capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
+        if server.features.task_engine() is not None:
+            extensions = capabilities.setdefault("extensions", {})
+            extensions[tasks.EXTENSION] = {}
     else:
         # The modern answer carries the identity in _meta; a legacy-shaped call gets it inline.
         body["serverInfo"] = server.features.server_info()
@@ -352,6 +362,9 @@ def _tools_call(server: Server, params: dict[str, Any], context: RequestContext)
     if not isinstance(arguments, dict):
         raise ProtocolError(jsonrpc.INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
     _progress_token(params, context)
+    task = tasks.call_as_task(server, name, arguments, context)
+    if task is not None:
+        return task
     return server.features.call_tool(name, arguments, context)
 
 
@@ -476,4 +489,5 @@ METHODS: dict[str, Handler] = {
     "prompts/list": _prompts_list,
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
+    **tasks.METHODS,
 }
