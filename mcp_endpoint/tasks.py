@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import logging
 import secrets
+import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -390,11 +391,16 @@ def run_tool_task(task_id: str) -> None:
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
 
     run_on = endpoint
+    started = time.monotonic()
     try:
         result = endpoint.run_tool(tool, dict(task.arguments), context, keep)
         if not kept:
             # A tool error, answered before the transaction: nothing of it was kept.
             keep(result)
+        # The call log and the tool_called signal see a task's call as any other.
+        endpoint.record_call(
+            tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
+        )
     except CallAbandoned:
         # Rolled back; a task still working lost its credential (not cancelled).
         revoked(task_id)

@@ -14,7 +14,7 @@ import pytest
 
 from mcp_endpoint.checks import check_task_workers, check_tasks
 from mcp_endpoint.endpoint import Endpoint
-from mcp_endpoint.models import APIKey, ToolTask
+from mcp_endpoint.models import APIKey, ToolCall, ToolTask
 from mcp_endpoint.protocol.tasks import EXTENSION
 from mcp_endpoint.tasks import REVOKED, run_tool_task
 from project.tracker.models import Project, Task
@@ -238,6 +238,9 @@ def test_the_export_runs_as_a_task_with_its_progress(demo: TaskClient, project: 
     assert len(lines) == 1 + Task.objects.filter(project=project).count()
     row = ToolTask.objects.get(pk=created["taskId"])
     assert row.user == project.owner and row.credential_kind == "api_key"
+    # The call log has the task's call, as it has any other.
+    logged = ToolCall.objects.get(tool="export_project_tasks")
+    assert logged.user == project.owner and logged.outcome == "ok"
 
 
 def test_the_export_answers_at_once_without_the_extension(
