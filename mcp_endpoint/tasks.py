@@ -341,12 +341,10 @@ def finish(task_id: str, **fields: Any) -> bool:
 
 
 def revoked(task_id: str) -> None:
-    logger.info("task %s stopped: its credential is no longer valid", task_id)
-    finish(
-        task_id,
-        status=FAILED,
-        error={"code": jsonrpc.UNAUTHORIZED, "message": REVOKED},
-    )
+    """Fail a task that is still working because its credential no longer holds."""
+    error = {"code": jsonrpc.UNAUTHORIZED, "message": REVOKED}
+    if finish(task_id, status=FAILED, error=error):
+        logger.info("task %s stopped: its credential is no longer valid", task_id)
 
 
 @framework_task()
@@ -402,7 +400,7 @@ def run_tool_task(task_id: str) -> None:
             tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
         )
     except CallAbandoned:
-        # Rolled back; a task still working lost its credential (not cancelled).
+        # Rolled back: cancelled meanwhile (it stays so), or its credential went away.
         revoked(task_id)
     except InputRequired as exc:
         finish(task_id, status=INPUT_REQUIRED, input_requests=exc.requests)
