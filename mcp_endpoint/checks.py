@@ -599,3 +599,87 @@ def check_key_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
             id="mcp_endpoint.W040",
         )
     ]
+
+
+# Task backends that do not run a long-running tool on a worker of its own.
+IN_PROCESS_TASK_BACKENDS = ("ImmediateBackend", "DummyBackend")
+
+
+@register(Tags.compatibility)
+def check_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Long-running tools (E090 to E093)."""
+    from importlib.util import find_spec
+
+    from mcp_endpoint.protocol.tasks import TASK_SUPPORT
+
+    errors: list[CheckMessage] = []
+    backends = getattr(settings, "TASKS", None) or {"default": {}}
+    for endpoint in all_endpoints():
+        label = f"Endpoint {endpoint.name!r}"
+        long_running = [t for t in endpoint.tools if t.task_support != "forbidden"]
+        for tool in endpoint.tools:
+            if tool.task_support not in TASK_SUPPORT:
+                errors.append(
+                    Error(
+                        f"Tool {tool.name!r} has task_support={tool.task_support!r}.",
+                        hint=f"Use one of {', '.join(TASK_SUPPORT)}.",
+                        obj=endpoint,
+                        id="mcp_endpoint.E090",
+                    )
+                )
+        for key in ("TASK_TTL_MS", "TASK_POLL_INTERVAL_MS"):
+            value = getattr(endpoint.settings, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                errors.append(
+                    Error(
+                        f"{label}: {key} must be a positive integer (milliseconds).",
+                        obj=endpoint,
+                        id="mcp_endpoint.E092",
+                    )
+                )
+        if not long_running:
+            continue
+        if find_spec("django.tasks") is None and find_spec("django_tasks") is None:
+            errors.append(
+                Error(
+                    f"{label} has long-running tools, and no task framework is installed.",
+                    hint="Before Django 6.0, install django-tasks (and a backend such as "
+                    "django-tasks-db), and set TASKS.",
+                    obj=endpoint,
+                    id="mcp_endpoint.E091",
+                )
+            )
+        if endpoint.settings.TASK_BACKEND not in backends:
+            errors.append(
+                Error(
+                    f"{label}: TASK_BACKEND {endpoint.settings.TASK_BACKEND!r} is not a backend "
+                    "in the TASKS setting.",
+                    obj=endpoint,
+                    id="mcp_endpoint.E093",
+                )
+            )
+    return errors
+
+
+@register(Tags.compatibility, deploy=True)
+def check_task_workers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W090 (deploy): long-running tools on a backend that runs them in the web worker."""
+    backends = getattr(settings, "TASKS", None) or {}
+    warnings: list[CheckMessage] = []
+    for endpoint in all_endpoints():
+        if not any(t.task_support != "forbidden" for t in endpoint.tools):
+            continue
+        backend = str(backends.get(endpoint.settings.TASK_BACKEND, {}).get("BACKEND", ""))
+        if not backend or backend.endswith(IN_PROCESS_TASK_BACKENDS):
+            warnings.append(
+                Warning(
+                    f"Endpoint {endpoint.name!r} runs its long-running tools on "
+                    f"{backend or 'the default immediate backend'}: in the web worker, or not "
+                    "at all.",
+                    hint="Use a backend with workers of its own (django-tasks-db's "
+                    "DatabaseBackend and manage.py db_worker, say).",
+                    obj=endpoint,
+                    id="mcp_endpoint.W090",
+                )
+            )
+    return warnings

@@ -206,6 +206,12 @@ DEFAULTS: dict[str, Any] = {
     "STREAMS_PER_CREDENTIAL": 4,
     # How long a tool waits for the client to answer a request sent during the call.
     "CLIENT_REQUEST_TIMEOUT": 300,
+    # Long-running tools (the tasks extension): the task backend (an alias in Django's TASKS)
+    # they run on, how long a task and its result are kept after creation (ttlMs, in
+    # milliseconds), and how often a client is told to poll (pollIntervalMs).
+    "TASK_BACKEND": "default",
+    "TASK_TTL_MS": 3_600_000,
+    "TASK_POLL_INTERVAL_MS": 1000,
 }
 
 IMPORT_STRINGS = {

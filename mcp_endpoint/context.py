@@ -38,6 +38,9 @@ class Context:
         if channel is not None:
             self._progress = channel.progress
             self._log = channel.log
+        # A call running as a task keeps its progress on the task, for tasks/get.
+        if request.task is not None:
+            self._progress = request.task.progress
 
     @property
     def credential(self) -> Credential | None:
@@ -65,9 +68,23 @@ class Context:
     def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Send ``notifications/progress`` when the client asked for it; a no-op otherwise."""
-        if self._progress is not None and self.request_context.progress_token is not None:
+        """Send ``notifications/progress`` when the client asked for it; a no-op otherwise.
+
+        A call running as a task keeps it as the task's ``statusMessage`` instead.
+        """
+        if self._progress is None:
+            return
+        if self.request_context.progress_token is not None or self.request_context.task:
             self._progress(progress, total, message)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled the task this call runs as (False outside a task).
+
+        A long-running tool looks now and then and stops early; what it did is not kept.
+        """
+        task = self.request_context.task
+        return bool(task is not None and task.cancelled())
 
     def log(self, level: str, data: Any) -> None:
         """Send ``notifications/message`` on a streamed answer; a no-op otherwise."""

@@ -45,6 +45,7 @@ from mcp_endpoint.protocol.content import Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.server import RequestContext, Server
+from mcp_endpoint.protocol.tasks import FORBIDDEN, TaskEngine
 from mcp_endpoint.resources import (
     VARIABLE,
     Resource,
@@ -54,6 +55,7 @@ from mcp_endpoint.resources import (
     UriMapper,
 )
 from mcp_endpoint.tools import (
+    CallAbandoned,
     FunctionTool,
     Tool,
     ToolError,
@@ -101,6 +103,7 @@ class Endpoint:
         self.server.state_codec = SignedRequestState(self)
         self._instructions: tuple[tuple[str, str], str] | None = None
         self.registrations: list[Registration] = []
+        self._task_engine: TaskEngine | None = None
         endpoints.add(self)
 
     def __repr__(self) -> str:
@@ -117,8 +120,14 @@ class Endpoint:
         description: str | None = None,
         scopes: Iterable[str] = (),
         annotations: Mapping[str, Any] | None = None,
+        task_support: str = "forbidden",
     ) -> Any:
-        """Register a function as a tool (``@endpoint.tool`` or ``@endpoint.tool(...)``)."""
+        """Register a function as a tool (``@endpoint.tool`` or ``@endpoint.tool(...)``).
+
+        ``task_support="optional"`` marks it long-running: a client that declares the tasks
+        extension gets a task to poll, and the call runs on the task backend's workers;
+        ``"required"`` runs it only so (see docs/tasks.md).
+        """
 
         def decorator(func: F) -> F:
             self.add_tool(
@@ -129,6 +138,7 @@ class Endpoint:
                     description=description,
                     scopes=scopes,
                     annotations=annotations,
+                    task_support=task_support,
                 )
             )
             return func
@@ -146,8 +156,8 @@ class Endpoint:
         """Make each action of a DRF viewset a tool.
 
         Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names),
-        ``names``, ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by
-        action), ``singular`` / ``plural`` (the nouns in the tool names). See
+        ``names``, ``titles``, ``descriptions``, ``annotations``, ``task_support`` (each a
+        dict keyed by action), ``singular`` / ``plural`` (the nouns in the tool names). See
         :func:`mcp_endpoint.rest_framework.register_viewset`.
         """
         return import_string(f"{DRF_ADAPTER}.register_viewset")(self, viewset, **options)
@@ -379,6 +389,22 @@ class Endpoint:
             )
         ]
 
+    def task_support(self, name: str, context: RequestContext) -> str:
+        tool = self.tools.get(name)
+        if tool is None or tool.unavailable() is not None:
+            return FORBIDDEN
+        return tool.task_support
+
+    def task_engine(self) -> TaskEngine | None:
+        """The engine that runs this endpoint's long-running tools, when it has any."""
+        if not any(tool.task_support != FORBIDDEN for tool in self.tools):
+            return None
+        if self._task_engine is None:
+            from mcp_endpoint.tasks import DjangoTaskEngine
+
+            self._task_engine = DjangoTaskEngine(self)
+        return self._task_engine
+
     def call_tool(
         self, name: str, arguments: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
@@ -414,9 +440,17 @@ class Endpoint:
         calllog.called(self, tool, arguments, context, outcome, duration_ms, row)
 
     def run_tool(
-        self, tool: Tool, arguments: dict[str, Any], context: RequestContext
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        context: RequestContext,
+        keep: Callable[[ToolResult], bool] | None = None,
     ) -> ToolResult:
         """Check scopes and arguments, then run the tool in one transaction (if it writes).
+
+        ``keep`` (a task worker's) is called with the result before that transaction
+        commits: when it says False, nothing the tool wrote is kept, and
+        :class:`CallAbandoned` is raised.
 
         This is the one broad exception boundary: a tool that raises anything but
         :class:`ToolError` is logged with its traceback and answered with a generic error.
@@ -457,8 +491,12 @@ class Endpoint:
                     raise
                 if result.is_error and writes:
                     transaction.set_rollback(True)
+                if keep is not None and not keep(result):
+                    if writes:
+                        transaction.set_rollback(True)
+                    raise CallAbandoned(tool.name)
             return result
-        except (InputRequired, ProtocolError):
+        except (InputRequired, ProtocolError, CallAbandoned):
             # Not failures of the tool: a question for the client, or a protocol error.
             raise
         except ToolError as exc:

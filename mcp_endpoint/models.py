@@ -289,5 +289,65 @@ class ToolCall(models.Model):
         return f"{self.tool} ({self.outcome})"
 
 
+class ToolTask(models.Model):
+    """A call of a long-running tool, run as a task (the tasks extension).
+
+    The row is the task's state, as ``tasks/get`` shows it; the call itself runs on a
+    worker of Django's task framework (:mod:`mcp_endpoint.tasks`). The caller's credential
+    is kept by reference only (its kind and primary key), never its secret, so that the
+    worker can see whether it still holds.
+    """
+
+    STATUSES = [
+        ("working", _("working")),
+        ("input_required", _("input required")),
+        ("completed", _("completed")),
+        ("failed", _("failed")),
+        ("cancelled", _("cancelled")),
+    ]
+
+    id = models.CharField(_("task id"), max_length=64, primary_key=True)
+    endpoint = models.CharField(_("endpoint"), max_length=100)
+    tool = models.CharField(_("tool"), max_length=128)
+    arguments = models.JSONField(_("arguments"), default=dict, blank=True)
+    owner = models.CharField(
+        _("owner"), max_length=64, db_index=True, help_text=_("A digest of the credential.")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="mcp_tool_tasks",
+        verbose_name=_("user"),
+    )
+    credential_kind = models.CharField(_("credential kind"), max_length=20, blank=True)
+    credential_id = models.CharField(_("credential id"), max_length=64, blank=True)
+    scopes = models.JSONField(_("scopes"), null=True, blank=True)
+    # The DRF authentication class that took the credential, and where the request came
+    # from (host, scheme, address): a viewset's tool is called as it was in the request.
+    authenticator = models.CharField(_("authentication class"), max_length=255, blank=True)
+    origin = models.JSONField(_("origin"), default=dict, blank=True)
+    protocol_version = models.CharField(_("protocol version"), max_length=20)
+    client_capabilities = models.JSONField(_("client capabilities"), default=dict, blank=True)
+    status = models.CharField(_("status"), max_length=20, choices=STATUSES, default="working")
+    status_message = models.TextField(_("status message"), blank=True)
+    input_requests = models.JSONField(_("input requests"), null=True, blank=True)
+    input_responses = models.JSONField(_("input responses"), default=dict, blank=True)
+    result = models.JSONField(_("result"), null=True, blank=True)
+    error = models.JSONField(_("error"), null=True, blank=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+    updated = models.DateTimeField(_("last updated"), auto_now=True)
+    expires = models.DateTimeField(_("expires"), db_index=True)
+
+    class Meta:
+        ordering = ["-created"]
+        verbose_name = _("tool task")
+        verbose_name_plural = _("tool tasks")
+
+    def __str__(self) -> str:
+        return f"{self.tool} ({self.status})"
+
+
 # Kept in the OAuth package with the code that uses it; imported here so Django finds it.
 from mcp_endpoint.oauth.models import RedeemedAuthorizationCode  # noqa: E402, F401

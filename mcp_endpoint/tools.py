@@ -29,6 +29,11 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
+class CallAbandoned(Exception):
+    """A call whose outcome is not to be kept (its task was cancelled, or its credential
+    revoked, while it ran): what it wrote is rolled back."""
+
+
 class Tool:
     """One MCP tool. Subclasses set the attributes and implement :meth:`run`."""
 
@@ -39,6 +44,9 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     required_scopes: frozenset[str] = frozenset()
+    # Whether the tool runs as a task (the tasks extension): "forbidden" (never), "optional"
+    # (when the client declares the extension, else at once) or "required" (only so).
+    task_support: str = "forbidden"
     # Keys of the arguments that are redacted in the call log.
     _validator: Draft202012Validator | None = None
     _descriptor: dict[str, Any] | None = None
@@ -46,6 +54,15 @@ class Tool:
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
         raise NotImplementedError(".run() must be overridden")
+
+    def prepare_task(self, arguments: dict[str, Any], call: Context) -> None:
+        """Run in the request, before a task is created for a call of this tool.
+
+        A tool that needs input from the client before it can go on alone asks for it
+        here with ``call.ask``: the client answers in the retry of the same request, and
+        the task, created only then, finds those answers when it asks again while it
+        runs. The default asks nothing.
+        """
 
     def accepts(self, credential: Any) -> bool:
         """Whether ``credential`` can call this tool at all, scopes aside (it is listed
@@ -179,10 +196,12 @@ class FunctionTool(Tool):
         description: str | None = None,
         scopes: Iterable[str] = (),
         annotations: Mapping[str, Any] | None = None,
+        task_support: str = "forbidden",
     ) -> None:
         from mcp_endpoint.context import Context
 
         self.fn = fn
+        self.task_support = task_support
         self.name = name or fn.__name__
         self.title = title
         self.description = description or inspect.cleandoc(fn.__doc__ or "") or self.name

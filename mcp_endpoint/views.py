@@ -55,7 +55,15 @@ logger = logging.getLogger("mcp_endpoint.transport")
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 # Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension routes its methods by task.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 @method_decorator(csrf_exempt, name="dispatch")
@@ -600,7 +608,11 @@ class MCPView(View):
         checks = [("MCP-Protocol-Version", header_version, body_version)]
         method = message["method"]
         checks.append(("Mcp-Method", request.META.get("HTTP_MCP_METHOD"), method))
-        if method in NAME_PARAM and isinstance(params, dict):
+        named = isinstance(params, dict) and method in NAME_PARAM
+        if isinstance(params, dict) and method.startswith("tasks/"):
+            # No task id to route by: the protocol layer answers -32602.
+            named = named and isinstance(params.get("taskId"), str)
+        if named and isinstance(params, dict):
             checks.append(
                 ("Mcp-Name", request.META.get("HTTP_MCP_NAME"), params.get(NAME_PARAM[method]))
             )

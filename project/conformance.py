@@ -344,5 +344,7 @@ def complete_argument(value: str, context: Context, arguments: Any) -> list[str]
     return [word for word in SUGGESTIONS if word.startswith(value)]
 
 
-# The fixtures that ask the client for input (both eras) live beside this module.
-import project.conformance_modern  # noqa: E402, F401
+# The fixtures that ask the client for input (both eras) and those of the tasks extension
+# live beside this module.
+import project.conformance_modern  # noqa: E402
+import project.conformance_tasks  # noqa: E402, F401

@@ -13,6 +13,8 @@ Everything that differs between a laptop, CI and production comes from the envir
   persistent connections pile up to one per thread.
 - ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
   default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
+- ``DEMO_EXPORT_PACE_SECONDS``: a pause after each row of the CSV export (0 by default), so
+  that a demonstration (or a test) can watch it work, cancel it or revoke its key.
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
   ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
 """
@@ -20,6 +22,7 @@ Everything that differs between a laptop, CI and production comes from the envir
 from __future__ import annotations
 
 import os
+from importlib.util import find_spec
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -58,6 +61,14 @@ INSTALLED_APPS = [
     "project.tracker",
 ]
 
+# Long-running tools run on Django's task framework (django.tasks from Django 6.0, the
+# django-tasks backport before it), on django-tasks-db's database backend: its workers
+# (``manage.py db_worker``) run them, never a thread of the web worker.
+if find_spec("django.tasks") is None:
+    INSTALLED_APPS.append("django_tasks")
+INSTALLED_APPS.append("django_tasks_db")
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files (the admin's, the account pages') under gunicorn, where DEBUG is off.
@@ -93,6 +104,7 @@ ASGI_APPLICATION = "project.asgi.application"
 
 
 CONN_MAX_AGE = int(os.environ.get("DEMO_CONN_MAX_AGE", "60"))
+DEMO_EXPORT_PACE_SECONDS = float(os.environ.get("DEMO_EXPORT_PACE_SECONDS", "0"))
 
 
 def _sqlite_options() -> dict[str, object]:

@@ -109,6 +109,26 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+def tail(path: Path, lines: int, absent: str) -> str:
+    """The last ``lines`` lines of a log file, or ``absent`` when there is none."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return absent
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def terminate(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop a process this module started (SIGTERM, then SIGKILL after 15 s), by its PID."""
+    if process is not None and process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
 class LiveServer:
     """gunicorn serving the host on ``127.0.0.1:<port>``; a context manager (see also
     :class:`UvicornServer`, the same under ASGI).
@@ -219,13 +239,7 @@ class LiveServer:
     def stop(self) -> None:
         """Stop the gunicorn master this object started (it stops its own workers)."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        terminate(process)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -234,11 +248,7 @@ class LiveServer:
             drop_database(*database)
 
     def log_tail(self, lines: int = 60) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no server log)"
-        return "\n".join(text.splitlines()[-lines:])
+        return tail(self.log_path, lines, "(no server log)")
 
     def __enter__(self) -> LiveServer:
         return self.start()
@@ -270,6 +280,55 @@ class UvicornServer(LiveServer):
         if process is not None and process.poll() is None:
             process.send_signal(signal.SIGINT)
         super().stop()
+
+
+class TaskWorker:
+    """A ``manage.py db_worker`` process (django-tasks-db) beside a live server: it runs
+    the long-running tools' tasks from the server's database. Stopped by its PID::
+
+        with LiveServer(tmp_path) as server, TaskWorker(server):
+            ...
+    """
+
+    def __init__(self, server: LiveServer, *, interval: float = 0.1) -> None:
+        self.server = server
+        self.interval = interval
+        self.log_path = server.workdir / f"worker-{secrets.token_hex(3)}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    def start(self) -> TaskWorker:
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            [
+                sys.executable, str(ROOT / "manage.py"), "db_worker",
+                "--interval", str(self.interval), "--no-startup-delay", "-v", "2",
+            ],
+            cwd=ROOT, env=self.server.env, stdout=self._log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        return self
+
+    def stop(self) -> None:
+        """Stop the worker this object started; it finishes the task it is running."""
+        process, self.process = self.process, None
+        terminate(process)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        return tail(self.log_path, lines, "(no worker log)")
+
+    def __enter__(self) -> TaskWorker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 SERVERS: dict[str, type[LiveServer]] = {"gunicorn": LiveServer, "uvicorn": UvicornServer}

@@ -10,7 +10,7 @@ made before the others').
 from __future__ import annotations
 
 from project.settings import *  # noqa: F403
-from project.settings import INSTALLED_APPS, MCP_ENDPOINT
+from project.settings import INSTALLED_APPS, MCP_ENDPOINT, find_spec
 from tests.hosts import host_apps
 
 INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]
@@ -26,3 +26,15 @@ MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": 
 # on the shared test database: with IMMEDIATE that transaction holds SQLite's write lock
 # and the workers would wait for it. The demo's live servers keep IMMEDIATE.
 DATABASES["default"].get("OPTIONS", {}).pop("transaction_mode", None)  # noqa: F405
+
+# Long-running tools run at once, in the request, in the library's unit tests; the live
+# servers of the end-to-end tests use the demo's database backend and a real worker.
+TASKS = {
+    "default": {
+        "BACKEND": (
+            "django.tasks.backends.immediate.ImmediateBackend"
+            if find_spec("django.tasks") is not None
+            else "django_tasks.backends.immediate.ImmediateBackend"
+        )
+    }
+}

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.live_server import ROOT, LiveServer
+from tests.live_server import ROOT, LiveServer, TaskWorker
 
 pytestmark = pytest.mark.conformance
 
@@ -63,7 +63,12 @@ def fixture_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
         if os.environ.get("CI"):
             pytest.fail(f"CI is set but {reason}")
         pytest.skip(reason)
-    with LiveServer(tmp_path_factory.mktemp("conformance-server")) as server:
+    # The tasks scenarios' long-running tools run on a task worker beside the server.
+    with (
+        LiveServer(tmp_path_factory.mktemp("conformance-server")) as server,
+        TaskWorker(server),
+        TaskWorker(server),
+    ):
         yield server
 
 

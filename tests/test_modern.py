@@ -380,7 +380,7 @@ def test_declared_capability_is_used(fixture_modern: Modern) -> None:
 @pytest.mark.parametrize(
     "method",
     ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-     "notifications/unknown/x", "tasks/get", "no/such/method"],
+     "notifications/unknown/x", "tasks/list", "tasks/result", "no/such/method"],
 )  # fmt: skip
 def test_removed_and_unknown_methods_are_404(modern: Modern, method: str) -> None:
     # A request (it has an id) named like a notification is still an unknown method.

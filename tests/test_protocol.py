@@ -97,6 +97,12 @@ class Features:
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]:
         return list(self.tools)
 
+    def task_support(self, name: str, context: RequestContext) -> str:
+        return "forbidden"
+
+    def task_engine(self) -> Any:
+        return None
+
     def call_tool(
         self, name: str, arguments: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:

@@ -116,7 +116,7 @@ def test_every_action_of_the_three_viewsets_is_a_tool(
 ) -> None:
     viewset_tools = [name for name in product_tools if name in DEMO_TOOLS]
     assert viewset_tools == list(DEMO_TOOLS)
-    assert set(product_tools) - set(DEMO_TOOLS) == {"summarize_project"}
+    assert set(product_tools) - set(DEMO_TOOLS) == {"summarize_project", "export_project_tasks"}
 
 
 def test_tools_list_matches_the_snapshot(product_tools: dict[str, dict[str, Any]]) -> None:
@@ -160,7 +160,7 @@ def assert_portable(tool: dict[str, Any]) -> None:
 
 
 def test_every_schema_is_portable_2020_12(product_tools: dict[str, dict[str, Any]]) -> None:
-    assert len(product_tools) == len(DEMO_TOOLS) + 1
+    assert len(product_tools) == len(DEMO_TOOLS) + 2
     for tool in product_tools.values():
         assert_portable(tool)
 

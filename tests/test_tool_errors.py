@@ -29,6 +29,7 @@ READ_TOOLS = {
     "list_comments",
     "get_comment",
     "summarize_project",
+    "export_project_tasks",
 }
 
 

@@ -45,6 +45,8 @@ REGISTRATIONS: list[tuple[str, type[Any], str, dict[str, Any]]] = [
             "include": ["list", "retrieve", "create"],
             "names": {"list": "browse_notes"},
             "descriptions": {"create": "Leave a note on a task."},
+            # Long-running for a client that can poll: runs as a task.
+            "task_support": {"list": "optional"},
             "singular": "note",
             "plural": "notes",
         },

@@ -103,6 +103,15 @@ def whoami(context: Context) -> str:
     return context.user.get_username()
 
 
+@test_endpoint.tool(scopes=["write"], task_support="optional")
+def name_project_then_revoke(name: str, context: Context) -> str:
+    """A long-running tool that writes, then loses its credential before it ends."""
+    Project.objects.create(name=name, owner=context.user)
+    assert context.credential is not None
+    context.credential.auth.revoke()
+    return f"Named {name}"
+
+
 @test_endpoint.tool(scopes=["read"])
 def refuses() -> str:
     """Always fails with a tool error."""

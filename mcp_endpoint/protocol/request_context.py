@@ -38,6 +38,9 @@ class RequestContext:
     # Opaque keys of the rate limits the transport already counted this request against,
     # so that the host code a tool runs does not count it a second time.
     counted_throttle_keys: frozenset[str] = frozenset()
+    # The task this call runs as, on a task worker (None in a request): it says whether the
+    # client cancelled, and keeps the progress the call reports.
+    task: Any = None
 
     @property
     def modern(self) -> bool:

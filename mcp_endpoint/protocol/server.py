@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from mcp_endpoint.protocol import jsonrpc, mrtr
+from mcp_endpoint.protocol import jsonrpc, mrtr, tasks
 from mcp_endpoint.protocol.jsonrpc import ProtocolError, Request
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.versions import (
@@ -51,6 +51,10 @@ class Features(Protocol):
     def ttl_ms(self) -> int: ...
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]: ...
+
+    def task_support(self, name: str, context: RequestContext) -> str: ...
+
+    def task_engine(self) -> tasks.TaskEngine | None: ...
 
     def call_tool(
         self, name: str, arguments: dict[str, Any], context: RequestContext
@@ -294,6 +298,9 @@ def _discover(server: Server, params: dict[str, Any], context: RequestContext) -
         # Subscriptions to resources travel on subscriptions/listen streams in this revision.
         capabilities = body["capabilities"]
         capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
+        if server.features.task_engine() is not None:
+            extensions = capabilities.setdefault("extensions", {})
+            extensions[tasks.EXTENSION] = {}
     else:
         # The modern answer carries the identity in _meta; a legacy-shaped call gets it inline.
         body["serverInfo"] = server.features.server_info()
@@ -317,6 +324,9 @@ def _tools_call(server: Server, params: dict[str, Any], context: RequestContext)
     if not isinstance(arguments, dict):
         raise ProtocolError(jsonrpc.INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
     _progress_token(params, context)
+    task = tasks.call_as_task(server, name, arguments, context)
+    if task is not None:
+        return task
     return server.features.call_tool(name, arguments, context)
 
 
@@ -441,4 +451,5 @@ METHODS: dict[str, Handler] = {
     "prompts/list": _prompts_list,
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
+    **tasks.METHODS,
 }

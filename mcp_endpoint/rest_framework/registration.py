@@ -71,6 +71,7 @@ class ViewSetRegistration:
         titles: Mapping[str, str] | None = None,
         descriptions: Mapping[str, str] | None = None,
         annotations: Mapping[str, Mapping[str, Any]] | None = None,
+        task_support: Mapping[str, str] | None = None,
         singular: str | None = None,
         plural: str | None = None,
         version: str | None = None,
@@ -124,9 +125,13 @@ class ViewSetRegistration:
                 continue
             options = self.options.get(action, ActionOptions())
             name = options.name or self.default_name(action, detail)
-            self.tools.append(ViewSetTool(self, action, detail, name, options))
+            tool = ViewSetTool(self, action, detail, name, options)
+            # A long-running action runs as a task for clients that can poll.
+            tool.task_support = (task_support or {}).get(action, tool.task_support)
+            self.tools.append(tool)
         known = {action for action, _ in actions}
-        for action in sorted(((self.include or set()) | self.exclude | set(self.options)) - known):
+        named = (self.include or set()) | self.exclude | set(self.options) | set(task_support or {})
+        for action in sorted(named - known):
             self.problems.append(
                 Error(
                     f"{viewset.__name__} has no action {action!r} to make a tool of.",
@@ -554,7 +559,8 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
     """Make each action of a DRF viewset a tool of ``endpoint``.
 
     Options: ``basename``, ``prefix``, ``include`` / ``exclude`` (action names), ``names``,
-    ``titles``, ``descriptions``, ``annotations`` (each a dict keyed by action),
+    ``titles``, ``descriptions``, ``annotations``, ``task_support`` (each a dict keyed by
+    action; ``task_support={"export": "optional"}`` makes an action long-running),
     ``singular`` / ``plural`` (the nouns in the tool names), ``version`` (the API version
     its views are described and called with, over the endpoint's ``API_VERSION``),
     ``parents`` (the URL kwargs of a nested route's parents, ``["user_pk"]``: the routes

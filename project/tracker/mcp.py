@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
+import time
 from collections.abc import Mapping
 from typing import Annotated, Any
 
+from django.conf import settings
 from django.db.models import Count
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -13,6 +17,7 @@ from typing_extensions import TypedDict
 from mcp_endpoint import site
 from mcp_endpoint.context import Context
 from mcp_endpoint.prompts import PromptArgument
+from mcp_endpoint.protocol.content import EmbeddedResource, ResourceContents
 from mcp_endpoint.resources import ResourceNotFound
 from mcp_endpoint.tools import ToolError
 from project.tracker.models import Project, Task, tasks_visible_to
@@ -61,6 +66,52 @@ def summarize_project(
         in_progress=counts.get("in_progress", 0),
         done=counts.get("done", 0),
         overdue=overdue,
+    )
+
+
+EXPORT_COLUMNS = ("id", "title", "status", "priority", "due", "assignee")
+
+
+@site.tool(
+    title="Export a project's tasks as CSV",
+    scopes=["read"],
+    annotations={"readOnlyHint": True, "openWorldHint": False},
+    # Long-running: a client that can poll gets a task, run by a task worker.
+    task_support="optional",
+)
+def export_project_tasks(
+    project_id: Annotated[int, Field(description="The project's id")], context: Context
+) -> EmbeddedResource:
+    """Every task of a project you can see, as a CSV file (one row per task).
+
+    Reports its progress as it goes; a client that declares the tasks extension gets a
+    task to poll, so the export may take as long as the project is big.
+    """
+    project = Project.objects.visible_to(context.user).filter(pk=project_id).first()
+    if project is None:
+        raise ToolError(f"No project {project_id} is visible to you.", code="not_found")
+    tasks = list(
+        tasks_visible_to(context.user)
+        .filter(project=project)
+        .select_related("assignee")
+        .order_by("pk")
+    )
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(EXPORT_COLUMNS)
+    pace = settings.DEMO_EXPORT_PACE_SECONDS
+    for done, task in enumerate(tasks, start=1):
+        if context.cancelled:
+            raise ToolError("The export was cancelled.", code="cancelled")
+        assignee = task.assignee.get_username() if task.assignee else ""
+        writer.writerow([task.pk, task.title, task.status, task.priority, task.due or "", assignee])
+        context.report_progress(done, len(tasks), f"{done} of {len(tasks)} tasks")
+        if pace:
+            time.sleep(pace)
+    return EmbeddedResource(
+        ResourceContents(
+            f"tracker://projects/{project.pk}/tasks.csv", text=out.getvalue(), mime_type="text/csv"
+        )
     )
 
 

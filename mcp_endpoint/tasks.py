@@ -1,0 +1,418 @@
+"""Long-running tools on Django's task framework: the endpoint's :class:`TaskEngine`.
+
+A call of a tool marked ``task_support="optional"`` or ``"required"`` from a client that
+declared the tasks extension becomes a :class:`~mcp_endpoint.models.ToolTask` row, and
+:func:`run_tool_task` is enqueued on the task backend ``TASK_BACKEND`` names
+(``django.tasks`` from Django 6.0, the ``django-tasks`` backport before it). A worker of
+that backend (``manage.py db_worker`` for ``django-tasks-db``) runs the call, never a
+thread of the web worker.
+
+The worker runs the tool with the credential that created the task, looked up again:
+a key revoked or expired since, a token gone, a user made inactive, and the task fails
+without running, or, when that happens while it runs, without committing anything (the
+tool's writes and its result are one transaction, checked just before it commits). A
+tool that needs input from the client raises ``InputRequired`` as in a request: the task
+waits in ``input_required`` until ``tasks/update`` has brought every answer, then runs
+again from the start with them.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import secrets
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth import get_user_model
+from django.core.handlers.wsgi import WSGIRequest
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from mcp_endpoint import outages
+from mcp_endpoint.context import Context
+from mcp_endpoint.mrtr import principal
+from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.content import ToolResult
+from mcp_endpoint.protocol.jsonrpc import ProtocolError
+from mcp_endpoint.protocol.mrtr import InputRequired
+from mcp_endpoint.protocol.server import RequestContext
+from mcp_endpoint.protocol.tasks import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    INPUT_REQUIRED,
+    TERMINAL,
+    WORKING,
+)
+from mcp_endpoint.protocol.versions import MODERN
+from mcp_endpoint.tools import CallAbandoned
+
+try:  # Django 6.0+
+    from django.tasks import task as framework_task
+except ImportError:  # pragma: no cover - the backport, before Django 6.0
+    from django_tasks import task as framework_task  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.models import ToolTask
+
+logger = logging.getLogger("mcp_endpoint.tasks")
+
+REVOKED = "The credential that started this task is no longer valid"
+
+
+def iso(moment: Any) -> str:
+    return str(moment.isoformat().replace("+00:00", "Z"))
+
+
+# -- the credential, by reference ------------------------------------------------------------
+
+
+def credential_reference(credential: Credential | None) -> tuple[str, str]:
+    """What a task keeps of its credential: its kind and primary key (never a secret)."""
+    if credential is None:
+        return "", ""
+    return credential.kind, str(getattr(credential.auth, "pk", "") or "")
+
+
+def class_path(instance: Any) -> str:
+    if instance is None:
+        return ""
+    cls = type(instance)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
+    """``(valid, credential)``: the task's credential as it stands now.
+
+    Not valid when the key was revoked or expired, the token is gone or expired, or the
+    user was deleted or made inactive since the task was created.
+    """
+    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.models import get_api_key_model
+
+    if not task.credential_kind:
+        return True, None
+    if task.user_id is None:
+        return False, None
+    user = get_user_model()._default_manager.filter(pk=task.user_id).first()
+    if user is None or not user.is_active:
+        return False, None
+    auth: Any = None
+    if task.credential_kind == "api_key":
+        auth = get_api_key_model()._default_manager.filter(pk=task.credential_id).first()
+        if auth is None or not auth.is_usable() or auth.user_id != user.pk:
+            return False, None
+    elif task.credential_kind == "oauth_token":
+        from oauth2_provider.models import get_access_token_model
+
+        auth = get_access_token_model()._default_manager.filter(pk=task.credential_id).first()
+        if auth is None or auth.is_expired() or auth.user_id != user.pk:
+            return False, None
+    scopes = frozenset(task.scopes) if isinstance(task.scopes, list) else None
+    authenticator = import_string(task.authenticator)() if task.authenticator else None
+    return True, Credential(user=user, auth=auth, scopes=scopes, authenticator=authenticator)
+
+
+# -- where the call came from ----------------------------------------------------------------
+
+
+def origin_of(request: Any) -> dict[str, str]:
+    """What a task keeps of the HTTP request that created it (no headers, no body)."""
+    if not isinstance(request, HttpRequest):
+        return {}
+    return {
+        "host": request.get_host(),
+        "scheme": request.scheme or "http",
+        "script_name": str(request.META.get("SCRIPT_NAME", "")),
+        "remote_addr": str(request.META.get("REMOTE_ADDR", "")),
+    }
+
+
+def origin_request(origin: dict[str, str]) -> HttpRequest | None:
+    """A bare request from the same host, scheme and address, for tools that call views
+    (a viewset's tool builds its inner request from it); None for a task without one."""
+    if not origin:
+        return None
+    host, _, port = origin["host"].partition(":")
+    scheme = origin["scheme"]
+    return WSGIRequest(
+        {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": "/",
+            "SCRIPT_NAME": origin["script_name"],
+            "SERVER_NAME": host,
+            "SERVER_PORT": port or ("443" if scheme == "https" else "80"),
+            "HTTP_HOST": origin["host"],
+            "REMOTE_ADDR": origin["remote_addr"],
+            "wsgi.input": io.BytesIO(b""),
+            "wsgi.url_scheme": scheme,
+            "wsgi.version": (1, 0),
+            "wsgi.errors": io.StringIO(),
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+        }
+    )
+
+
+# -- the engine the protocol layer calls -----------------------------------------------------
+
+
+class DjangoTaskEngine:
+    """The :class:`~mcp_endpoint.protocol.tasks.TaskEngine` of one endpoint."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+
+    def describe(self, task: ToolTask, *, outcome: bool = True) -> dict[str, Any]:
+        """The task as ``tasks/get`` shows it (with ``outcome``) or as it was created."""
+        body: dict[str, Any] = {
+            "taskId": task.id,
+            "status": task.status,
+            "createdAt": iso(task.created),
+            "lastUpdatedAt": iso(task.updated),
+            "ttlMs": int(self.endpoint.settings.TASK_TTL_MS),
+            "pollIntervalMs": int(self.endpoint.settings.TASK_POLL_INTERVAL_MS),
+        }
+        if task.status_message:
+            body["statusMessage"] = task.status_message
+        if outcome:
+            if task.status == COMPLETED and task.result is not None:
+                body["result"] = task.result
+            elif task.status == FAILED and task.error is not None:
+                body["error"] = task.error
+            elif task.status == INPUT_REQUIRED and task.input_requests:
+                body["inputRequests"] = task.input_requests
+        return body
+
+    def find(self, task_id: str, context: RequestContext) -> ToolTask | None:
+        """The caller's own live task of this endpoint; anyone else's does not exist."""
+        from mcp_endpoint.models import ToolTask
+
+        return (
+            ToolTask.objects.filter(
+                pk=task_id,
+                endpoint=self.endpoint.name,
+                owner=principal(context),
+                expires__gt=timezone.now(),
+            )
+            .only(*TASK_FIELDS)
+            .first()
+        )
+
+    def create(
+        self, tool_name: str, arguments: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        from mcp_endpoint.models import ToolTask
+
+        tool = self.endpoint.tools.get(tool_name)
+        assert tool is not None  # the protocol layer asked the endpoint for its task support
+        # Input the tool needs before it can go on alone is asked for now, in the request.
+        tool.prepare_task(arguments, Context(self.endpoint, context))
+        credential = context.credential
+        kind, credential_id = credential_reference(credential)
+        now = timezone.now()
+        ToolTask.objects.filter(expires__lte=now).delete()
+        task = ToolTask.objects.create(
+            id=secrets.token_urlsafe(24),
+            endpoint=self.endpoint.name,
+            tool=tool_name,
+            arguments=arguments,
+            owner=principal(context),
+            user=credential.user if credential is not None else None,
+            credential_kind=kind,
+            credential_id=credential_id,
+            scopes=sorted(credential.scopes) if credential and credential.scopes else None,
+            authenticator=class_path(credential.authenticator) if credential else "",
+            origin=origin_of(context.transport),
+            protocol_version=context.protocol_version,
+            client_capabilities=context.client_capabilities,
+            input_responses=dict(context.input_responses),
+            expires=now + timedelta(milliseconds=self.endpoint.settings.TASK_TTL_MS),
+        )
+        # The row is committed before the worker can look for it, and before the answer.
+        self.enqueue(task)
+        task.refresh_from_db()
+        return self.describe(task, outcome=False)
+
+    def enqueue(self, task: ToolTask) -> None:
+        backend = self.endpoint.settings.TASK_BACKEND
+        run_tool_task.using(backend=backend).enqueue(task.id)
+
+    def get(self, task_id: str, context: RequestContext) -> dict[str, Any] | None:
+        task = self.find(task_id, context)
+        return None if task is None else self.describe(task)
+
+    def update(self, task_id: str, responses: dict[str, Any], context: RequestContext) -> bool:
+        from mcp_endpoint.models import ToolTask
+
+        if self.find(task_id, context) is None:
+            return False
+        with transaction.atomic():
+            task = ToolTask.objects.select_for_update().get(pk=task_id)
+            pending = dict(task.input_requests or {})
+            # Answers to keys the task is not waiting for are ignored.
+            answered = {k: v for k, v in responses.items() if k in pending}
+            if task.status != INPUT_REQUIRED or not answered:
+                return True
+            task.input_responses = {**task.input_responses, **answered}
+            for key in answered:
+                del pending[key]
+            task.input_requests = pending or None
+            if not pending:
+                task.status = WORKING
+            task.save(update_fields=["input_responses", "input_requests", "status", "updated"])
+        if not pending:
+            # Every answer is in: the call runs again, from the start, with all of them.
+            self.enqueue(task)
+        return True
+
+    def cancel(self, task_id: str, context: RequestContext) -> bool:
+        from mcp_endpoint.models import ToolTask
+
+        task = self.find(task_id, context)
+        if task is None:
+            return False
+        ToolTask.objects.filter(pk=task.pk).exclude(status__in=TERMINAL).update(
+            status=CANCELLED, input_requests=None, updated=timezone.now()
+        )
+        return True
+
+
+TASK_FIELDS = (
+    "id",
+    "status",
+    "status_message",
+    "created",
+    "updated",
+    "result",
+    "error",
+    "input_requests",
+)
+
+
+# -- on the worker ---------------------------------------------------------------------------
+
+
+class RunningTask:
+    """What a tool running as a task can ask of it (through ``Context``)."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+
+    def cancelled(self) -> bool:
+        from mcp_endpoint.models import ToolTask
+
+        status = ToolTask.objects.filter(pk=self.task_id).values_list("status", flat=True).first()
+        return status != WORKING
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        from mcp_endpoint.models import ToolTask
+
+        text = message or (f"{progress:g} of {total:g}" if total else f"{progress:g}")
+        ToolTask.objects.filter(pk=self.task_id, status=WORKING).update(
+            status_message=text, updated=timezone.now()
+        )
+
+
+def find_endpoint(name: str) -> Endpoint | None:
+    """The endpoint of that name in this process, once the URLconf has been loaded."""
+    from django.urls import get_resolver
+
+    from mcp_endpoint.endpoint import endpoints
+
+    get_resolver().url_patterns  # noqa: B018 - importing the URLconf registers the endpoints
+    return next((e for e in list(endpoints) if e.name == name), None)
+
+
+def finish(task_id: str, **fields: Any) -> bool:
+    """Record the outcome unless the task was cancelled (or expired) meanwhile."""
+    from mcp_endpoint.models import ToolTask
+
+    return bool(
+        ToolTask.objects.filter(pk=task_id, status=WORKING).update(updated=timezone.now(), **fields)
+    )
+
+
+def revoked(task_id: str) -> None:
+    """Fail a task that is still working because its credential no longer holds."""
+    error = {"code": jsonrpc.UNAUTHORIZED, "message": REVOKED}
+    if finish(task_id, status=FAILED, error=error):
+        logger.info("task %s stopped: its credential is no longer valid", task_id)
+
+
+@framework_task()
+def run_tool_task(task_id: str) -> None:
+    """Run one task's tool call on a worker and record its outcome on the task."""
+    from mcp_endpoint.models import ToolTask
+
+    task = ToolTask.objects.filter(pk=task_id).first()
+    if task is None or task.status != WORKING or task.expires <= timezone.now():
+        return  # cancelled, expired or answered before a worker got to it
+    valid, credential = restore_credential(task)
+    if not valid:
+        revoked(task_id)
+        return
+    endpoint = find_endpoint(task.endpoint)
+    tool = endpoint.tools.get(task.tool) if endpoint is not None else None
+    if endpoint is None or tool is None:
+        finish(
+            task_id,
+            status=FAILED,
+            error={"code": jsonrpc.INTERNAL_ERROR, "message": f"Unknown tool: {task.tool}"},
+        )
+        return
+    context = RequestContext(
+        era=MODERN,
+        protocol_version=task.protocol_version,
+        credential=credential,
+        client_capabilities=task.client_capabilities,
+        input_responses=dict(task.input_responses),
+        transport=origin_request(task.origin),
+        task=RunningTask(task_id),
+    )
+    kept: list[bool] = []
+
+    def keep(result: ToolResult) -> bool:
+        # Looked up again just before the commit: a credential revoked while the tool ran
+        # takes the tool's writes and its result with it; so does a cancellation.
+        kept.append(True)
+        if not restore_credential(task)[0]:
+            return False
+        run_on.text_budget(result)
+        return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
+
+    run_on = endpoint
+    started = time.monotonic()
+    try:
+        result = endpoint.run_tool(tool, dict(task.arguments), context, keep)
+        if not kept:
+            # A tool error, answered before the transaction: nothing of it was kept.
+            keep(result)
+        # The call log and the tool_called signal see a task's call as any other.
+        endpoint.record_call(
+            tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
+        )
+    except CallAbandoned:
+        # Rolled back: cancelled meanwhile (it stays so), or its credential went away.
+        revoked(task_id)
+    except InputRequired as exc:
+        finish(task_id, status=INPUT_REQUIRED, input_requests=exc.requests)
+    except ProtocolError as exc:
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            error["data"] = exc.data
+        finish(task_id, status=FAILED, error=error)
+    except outages.ServiceUnavailable:
+        logger.exception("task %s: a service was unavailable", task_id)
+        finish(
+            task_id,
+            status=FAILED,
+            error={"code": jsonrpc.INTERNAL_ERROR, "message": "Service unavailable"},
+        )
