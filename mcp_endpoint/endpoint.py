@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import calllog, outages
+from mcp_endpoint import calllog, interfaces, outages
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -105,6 +105,7 @@ class Endpoint:
         self.registrations: list[Registration] = []
         self._task_engine: TaskEngine | None = None
         endpoints.add(self)
+        interfaces.by_name.setdefault(name, self)
 
     def __repr__(self) -> str:
         return f"<Endpoint {self.name!r}: {len(self.tools)} tools>"

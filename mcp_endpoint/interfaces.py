@@ -1,17 +1,20 @@
-"""What the transport and the state it consults use of an endpoint.
+"""What the transport, the state it consults and the task worker use of an endpoint.
 
-The view, sessions, streams, subscriptions, the event store, the call log and request
-states are handed the :class:`~mcp_endpoint.endpoint.Endpoint` they serve; they see it
-through :class:`EndpointLike`, so that none of them imports the endpoint module, which
-imports them (a request flows from the view into the endpoint, never back).
+The view, sessions, streams, subscriptions, the event store, the call log, request
+states and the task engine are handed the :class:`~mcp_endpoint.endpoint.Endpoint` they
+serve; they see it through :class:`EndpointLike`, so that none of them imports the
+endpoint module, which imports them (a request flows from the view into the endpoint,
+never back). A task worker finds the endpoint of a task by name with :func:`find`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from mcp_endpoint.conf import MCPSettings
+from mcp_endpoint.protocol.content import ToolResult
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.registry import NamedRegistry
 
@@ -30,3 +33,35 @@ class EndpointLike(Protocol):
     def handle(self, message: Any, context: RequestContext) -> dict[str, Any] | None: ...
 
     def read_resource(self, uri: str, context: RequestContext) -> dict[str, Any]: ...
+
+    def run_tool(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        context: RequestContext,
+        keep: Callable[[ToolResult], bool] | None = None,
+    ) -> ToolResult: ...
+
+    def record_call(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        context: RequestContext,
+        result: ToolResult,
+        duration_ms: float,
+    ) -> None: ...
+
+    def text_budget(self, result: ToolResult) -> None: ...
+
+
+# Every endpoint made in this process, by name (the endpoint module keeps the full set for
+# the system checks).
+by_name: weakref.WeakValueDictionary[str, EndpointLike] = weakref.WeakValueDictionary()
+
+
+def find(name: str) -> EndpointLike | None:
+    """The endpoint of that name in this process, once the URLconf has been loaded."""
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - importing the URLconf makes the endpoints
+    return by_name.get(name)

@@ -32,7 +32,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import outages
+from mcp_endpoint import interfaces, outages
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
@@ -58,7 +58,7 @@ except ImportError:  # pragma: no cover - the backport, before Django 6.0
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolTask
 
 logger = logging.getLogger("mcp_endpoint.tasks")
@@ -167,7 +167,7 @@ def origin_request(origin: dict[str, str]) -> HttpRequest | None:
 class DjangoTaskEngine:
     """The :class:`~mcp_endpoint.protocol.tasks.TaskEngine` of one endpoint."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: EndpointLike) -> None:
         self.endpoint = endpoint
 
     def describe(self, task: ToolTask, *, outcome: bool = True) -> dict[str, Any]:
@@ -321,16 +321,6 @@ class RunningTask:
         )
 
 
-def find_endpoint(name: str) -> Endpoint | None:
-    """The endpoint of that name in this process, once the URLconf has been loaded."""
-    from django.urls import get_resolver
-
-    from mcp_endpoint.endpoint import endpoints
-
-    get_resolver().url_patterns  # noqa: B018 - importing the URLconf registers the endpoints
-    return next((e for e in list(endpoints) if e.name == name), None)
-
-
 def finish(task_id: str, **fields: Any) -> bool:
     """Record the outcome unless the task was cancelled (or expired) meanwhile."""
     from mcp_endpoint.models import ToolTask
@@ -359,7 +349,7 @@ def run_tool_task(task_id: str) -> None:
     if not valid:
         revoked(task_id)
         return
-    endpoint = find_endpoint(task.endpoint)
+    endpoint = interfaces.find(task.endpoint)
     tool = endpoint.tools.get(task.tool) if endpoint is not None else None
     if endpoint is None or tool is None:
         finish(

@@ -2,7 +2,7 @@
 
 The host is started under gunicorn on loopback (``tests/live_server.py``) and the suite
 pinned in ``tools/conformance/package.json`` runs ``conformance server --requirements
-<revision>`` against ``/conformance/mcp`` (``project/conformance.py``), once per revision.
+<revision>`` against ``/conformance/mcp`` (``project/conformance/``), once per revision.
 Each run is compared with ``tests/conformance/expected-failures-<revision>.yml``: the test
 fails when a required scenario that is not listed fails, or when a listed one passes.
 Scenarios the revision runs without scoring are reported only.

@@ -19,7 +19,7 @@ from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 
 if TYPE_CHECKING:
-    from mcp_endpoint.protocol.server import RequestContext, Server
+    from mcp_endpoint.protocol.request_context import RequestContext
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 
@@ -64,6 +64,21 @@ class TaskEngine(Protocol):
     def cancel(self, task_id: str, context: RequestContext) -> bool:
         """Ask the task to stop (a terminal task stays as it is); False if unknown."""
         raise NotImplementedError(".cancel() must be overridden")
+
+
+class TaskFeatures(Protocol):
+    """What the method handlers need from the host side (a part of the server's features)."""
+
+    def task_support(self, name: str, context: RequestContext) -> str: ...
+
+    def task_engine(self) -> TaskEngine | None: ...
+
+
+class Server(Protocol):
+    """The server the handlers are called by: only its features are used here."""
+
+    @property
+    def features(self) -> TaskFeatures: ...
 
 
 def declared(context: RequestContext) -> bool:

@@ -8,7 +8,8 @@ those need a legacy session (where the client's capabilities live) and a streame
 The same tool code serves both eras: ``Context.ask`` becomes an input-required result on a
 modern request and a request on the stream in a legacy session.
 
-Imported at the end of ``project/conformance.py``; the names and answers are the suite's.
+Registered on the fixture when ``project.conformance`` is imported; the names and answers
+are the suite's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from mcp_endpoint.context import Context
 from mcp_endpoint.protocol.content import Message
 from mcp_endpoint.protocol.mrtr import InputRequired, elicitation, list_roots, sampling
-from project.conformance import fixture
+from project.conformance.fixture_endpoint import fixture
 
 # Legacy sessions (so the 2025-11-25 tools can ask the client during a call) and the
 # deprecated logging capability (so test_tool_with_logging's messages reach the client).

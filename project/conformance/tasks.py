@@ -5,7 +5,7 @@ endpoint.
 declares ``io.modelcontextprotocol/tasks`` gets a task, which a task worker runs. The
 names, arguments and answers are the suite's.
 
-Imported at the end of ``project/conformance.py``.
+Registered on the fixture when ``project.conformance`` is imported.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from mcp_endpoint.protocol.content import Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import elicitation
 from mcp_endpoint.tools import Tool
-from project.conformance import fixture
-from project.conformance_modern import NAME_SCHEMA, content_of
+from project.conformance.fixture_endpoint import fixture
+from project.conformance.modern import NAME_SCHEMA, content_of
 
 CONFIRM_SCHEMA = {
     "type": "object",

@@ -346,5 +346,3 @@ def complete_argument(value: str, context: Context, arguments: Any) -> list[str]
 
 # The fixtures that ask the client for input (both eras) and those of the tasks extension
 # live beside this module.
-import project.conformance_modern  # noqa: E402
-import project.conformance_tasks  # noqa: E402, F401
