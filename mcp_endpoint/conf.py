@@ -218,6 +218,7 @@ class MCPSettings:
 
     def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:
         self.overrides = dict(overrides or {})
+        # What was read since the last reload (also kept as instance attributes).
         self._cache: dict[str, Any] = {}
 
     @property
@@ -225,12 +226,11 @@ class MCPSettings:
         return dict(getattr(django_settings, "MCP_ENDPOINT", {}) or {})
 
     def __getattr__(self, name: str) -> Any:
+        # Called only for a setting not read since the last reload: the value is then kept
+        # as an instance attribute, which later reads find without calling this (as DRF's
+        # api_settings does). A view reads a dozen settings per request.
         if name not in DEFAULTS:
             raise AttributeError(f"Invalid MCP_ENDPOINT setting: {name!r}")
-        try:
-            return self._cache[name]
-        except KeyError:
-            pass
         if name in self.overrides:
             value = self.overrides[name]
         else:
@@ -238,9 +238,12 @@ class MCPSettings:
         if name in IMPORT_STRINGS and value is not None:
             value = [import_string(v) if isinstance(v, str) else v for v in value]
         self._cache[name] = value
+        setattr(self, name, value)
         return value
 
     def reload(self) -> None:
+        for name in list(self._cache):
+            self.__dict__.pop(name, None)
         self._cache.clear()
 
 
