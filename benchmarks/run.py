@@ -14,6 +14,7 @@ Each *setup* starts its own servers on 127.0.0.1 (free ports) and runs its compa
 - ``asgi``: uvicorn, 2 workers, ``benchmarks.settings``;
 - ``sdk``: ours under gunicorn with 1 worker, with an API key, against the official Python
   SDK's stateless JSON server (``benchmarks/sdk_server.py``) under uvicorn with 1 worker;
+- ``cpu``: no server: ``benchmarks/cpu.py``, the CPU time per request in one process;
 - ``memory``: gunicorn, 2 workers: each worker's RSS after a warm-up, and after
   ``--memory-requests`` mixed requests (MCP and REST).
 
@@ -282,6 +283,9 @@ def sdk_setup() -> Setup:
         [(ours, ADD_IS_FIVE), (sdk, ADD_IS_FIVE)],
     )
 
+
+# Run by themselves, after the setups: the in-process CPU table and the memory row.
+EXTRAS = ("cpu", "memory")
 
 SETUPS: dict[str, Callable[[], Setup]] = {
     "wsgi": wsgi_setup,
@@ -600,6 +604,7 @@ class Options:
     connections: int
     warmup: int
     memory_requests: int
+    cpu_calls: int
 
 
 def run_setup(
@@ -709,6 +714,22 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
     return met, "\n".join(lines)
 
 
+def run_cpu(options: Options) -> str:
+    """CPU time per request in one process (``benchmarks/cpu.py``): steady on a busy machine."""
+    print("\n== cpu: CPU time per request in process (benchmarks/cpu.py)", flush=True)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "cpu.py"), "--calls", str(options.cpu_calls)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"benchmarks/cpu.py failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout.rstrip()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=2, help="seconds per wrk run")
@@ -718,11 +739,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=1, help="seconds of warm-up per target")
     parser.add_argument(
         "--only",
-        default=",".join([*SETUPS, "memory"]),
-        help=f"comma-separated setups, of: {', '.join([*SETUPS, 'memory'])}",
+        default=",".join([*SETUPS, *EXTRAS]),
+        help=f"comma-separated setups, of: {', '.join([*SETUPS, *EXTRAS])}",
     )
     parser.add_argument(
         "--memory-requests", type=int, default=100_000, help="requests of the memory row"
+    )
+    parser.add_argument(
+        "--cpu-calls", type=int, default=2000, help="calls per target of the cpu table"
     )
     parsed = parser.parse_args(argv)
     options = Options(
@@ -732,9 +756,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parsed.connections,
         parsed.warmup,
         parsed.memory_requests,
+        parsed.cpu_calls,
     )
     chosen = [name.strip() for name in parsed.only.split(",") if name.strip()]
-    unknown = set(chosen) - {*SETUPS, "memory"}
+    unknown = set(chosen) - {*SETUPS, *EXTRAS}
     if unknown:
         parser.error(f"unknown setups: {', '.join(sorted(unknown))}")
     if shutil.which("wrk") is None:
@@ -744,6 +769,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparisons: list[Comparison] = []
     problems: list[str] = []
     memory: tuple[bool, str] | None = None
+    cpu = ""
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         env = environment(workdir)
@@ -777,6 +803,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if name == "memory":
                     memory = run_memory(env, workdir, key, options)
                     continue
+                if name == "cpu":
+                    cpu = run_cpu(options)
+                    continue
                 setup = SETUPS[name]()
                 problems += run_setup(setup, env, workdir, key, options)
                 comparisons += setup.comparisons
@@ -789,6 +818,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 manage(env, "mcp_key", "revoke", prefix)
     print()
     all_met = print_tables(comparisons) if comparisons else True
+    if cpu:
+        print()
+        print(cpu)
     if memory is not None:
         print()
         print(memory[1])
