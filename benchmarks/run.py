@@ -327,17 +327,18 @@ def environment(workdir: Path) -> dict[str, str]:
 def manage(env: dict[str, str], *args: str) -> str:
     # The host's settings: the same database, without building the bench endpoints' tools
     # (seconds per process) for each command.
+    command = [sys.executable, str(ROOT / "manage.py"), *args]
+    return run_script(command, {**env, "DJANGO_SETTINGS_MODULE": "project.settings"}, 300)
+
+
+def run_script(command: list[str], env: dict[str, str], timeout: int) -> str:
+    """Its output; or exit, with its output, when it fails."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "project.settings"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     if done.returncode != 0:
-        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+        name = " ".join(Path(part).name for part in command[1:3])
+        raise SystemExit(f"{name} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout
 
 
@@ -717,17 +718,8 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
 def run_cpu(options: Options) -> str:
     """CPU time per request in one process (``benchmarks/cpu.py``): steady on a busy machine."""
     print("\n== cpu: CPU time per request in process (benchmarks/cpu.py)", flush=True)
-    done = subprocess.run(
-        [sys.executable, str(HERE / "cpu.py"), "--calls", str(options.cpu_calls)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"benchmarks/cpu.py failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout.rstrip()
+    command = [sys.executable, str(HERE / "cpu.py"), "--calls", str(options.cpu_calls)]
+    return run_script(command, dict(os.environ), 3600).rstrip()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
