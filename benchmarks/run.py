@@ -421,9 +421,10 @@ class Server:
         self.log.close()
 
 
-def rss_kib(pid: int) -> int:
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """A process's resident memory (``VmRSS``), or one part of it (``RssAnon``: the heap)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1])
     return 0
 
@@ -688,8 +689,10 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
 
         drive(max(2000, options.memory_requests // 20))
         before = {pid: rss_kib(pid) for pid in server.worker_pids()}
+        anon_before = {pid: rss_kib(pid, "RssAnon") for pid in before}
         run = drive(options.memory_requests)
         after = {pid: rss_kib(pid) for pid in server.worker_pids() if pid in before}
+        anon_after = {pid: rss_kib(pid, "RssAnon") for pid in after}
     finally:
         server.stop()
     if len(after) < len(before):
@@ -711,6 +714,11 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
         ),
         f"   worst {worst:+.2f} MiB, target <= {MEMORY_TARGET_MIB} MiB: "
         + ("met" if met else "MISSED"),
+        # The rest of RSS is mapped files (SQLite's shared-memory index, libraries).
+        "   of which anonymous memory (the heap): "
+        + ", ".join(
+            f"pid {pid}: {(anon_after[pid] - anon_before[pid]) / 1024:+.2f} MiB" for pid in after
+        ),
     ]
     return met, "\n".join(lines)
 
