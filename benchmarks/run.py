@@ -14,6 +14,7 @@ Each *setup* starts its own servers on 127.0.0.1 (free ports) and runs its compa
 - ``asgi``: uvicorn, 2 workers, ``benchmarks.settings``;
 - ``sdk``: ours under gunicorn with 1 worker, with an API key, against the official Python
   SDK's stateless JSON server (``benchmarks/sdk_server.py``) under uvicorn with 1 worker;
+- ``cpu``: no server: ``benchmarks/cpu.py``, the CPU time per request in one process;
 - ``memory``: gunicorn, 2 workers: each worker's RSS after a warm-up, and after
   ``--memory-requests`` mixed requests (MCP and REST).
 
@@ -283,6 +284,9 @@ def sdk_setup() -> Setup:
     )
 
 
+# Run by themselves, after the setups: the in-process CPU table and the memory row.
+EXTRAS = ("cpu", "memory")
+
 SETUPS: dict[str, Callable[[], Setup]] = {
     "wsgi": wsgi_setup,
     "keycache": keycache_setup,
@@ -323,17 +327,18 @@ def environment(workdir: Path) -> dict[str, str]:
 def manage(env: dict[str, str], *args: str) -> str:
     # The host's settings: the same database, without building the bench endpoints' tools
     # (seconds per process) for each command.
+    command = [sys.executable, str(ROOT / "manage.py"), *args]
+    return run_script(command, {**env, "DJANGO_SETTINGS_MODULE": "project.settings"}, 300)
+
+
+def run_script(command: list[str], env: dict[str, str], timeout: int) -> str:
+    """Its output; or exit, with its output, when it fails."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "project.settings"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     if done.returncode != 0:
-        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+        name = " ".join(Path(part).name for part in command[1:3])
+        raise SystemExit(f"{name} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout
 
 
@@ -416,9 +421,10 @@ class Server:
         self.log.close()
 
 
-def rss_kib(pid: int) -> int:
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """A process's resident memory (``VmRSS``), or one part of it (``RssAnon``: the heap)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1])
     return 0
 
@@ -600,6 +606,7 @@ class Options:
     connections: int
     warmup: int
     memory_requests: int
+    cpu_calls: int
 
 
 def run_setup(
@@ -682,8 +689,10 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
 
         drive(max(2000, options.memory_requests // 20))
         before = {pid: rss_kib(pid) for pid in server.worker_pids()}
+        anon_before = {pid: rss_kib(pid, "RssAnon") for pid in before}
         run = drive(options.memory_requests)
         after = {pid: rss_kib(pid) for pid in server.worker_pids() if pid in before}
+        anon_after = {pid: rss_kib(pid, "RssAnon") for pid in after}
     finally:
         server.stop()
     if len(after) < len(before):
@@ -705,8 +714,20 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
         ),
         f"   worst {worst:+.2f} MiB, target <= {MEMORY_TARGET_MIB} MiB: "
         + ("met" if met else "MISSED"),
+        # The rest of RSS is mapped files (SQLite's shared-memory index, libraries).
+        "   of which anonymous memory (the heap): "
+        + ", ".join(
+            f"pid {pid}: {(anon_after[pid] - anon_before[pid]) / 1024:+.2f} MiB" for pid in after
+        ),
     ]
     return met, "\n".join(lines)
+
+
+def run_cpu(options: Options) -> str:
+    """CPU time per request in one process (``benchmarks/cpu.py``): steady on a busy machine."""
+    print("\n== cpu: CPU time per request in process (benchmarks/cpu.py)", flush=True)
+    command = [sys.executable, str(HERE / "cpu.py"), "--calls", str(options.cpu_calls)]
+    return run_script(command, dict(os.environ), 3600).rstrip()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -718,11 +739,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=1, help="seconds of warm-up per target")
     parser.add_argument(
         "--only",
-        default=",".join([*SETUPS, "memory"]),
-        help=f"comma-separated setups, of: {', '.join([*SETUPS, 'memory'])}",
+        default=",".join([*SETUPS, *EXTRAS]),
+        help=f"comma-separated setups, of: {', '.join([*SETUPS, *EXTRAS])}",
     )
     parser.add_argument(
         "--memory-requests", type=int, default=100_000, help="requests of the memory row"
+    )
+    parser.add_argument(
+        "--cpu-calls", type=int, default=2000, help="calls per target of the cpu table"
     )
     parsed = parser.parse_args(argv)
     options = Options(
@@ -732,9 +756,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parsed.connections,
         parsed.warmup,
         parsed.memory_requests,
+        parsed.cpu_calls,
     )
     chosen = [name.strip() for name in parsed.only.split(",") if name.strip()]
-    unknown = set(chosen) - {*SETUPS, "memory"}
+    unknown = set(chosen) - {*SETUPS, *EXTRAS}
     if unknown:
         parser.error(f"unknown setups: {', '.join(sorted(unknown))}")
     if shutil.which("wrk") is None:
@@ -744,6 +769,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparisons: list[Comparison] = []
     problems: list[str] = []
     memory: tuple[bool, str] | None = None
+    cpu = ""
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         env = environment(workdir)
@@ -777,6 +803,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if name == "memory":
                     memory = run_memory(env, workdir, key, options)
                     continue
+                if name == "cpu":
+                    cpu = run_cpu(options)
+                    continue
                 setup = SETUPS[name]()
                 problems += run_setup(setup, env, workdir, key, options)
                 comparisons += setup.comparisons
@@ -789,6 +818,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 manage(env, "mcp_key", "revoke", prefix)
     print()
     all_met = print_tables(comparisons) if comparisons else True
+    if cpu:
+        print()
+        print(cpu)
     if memory is not None:
         print()
         print(memory[1])

@@ -227,6 +227,7 @@ class MCPSettings:
 
     def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:
         self.overrides = dict(overrides or {})
+        # What was read since the last reload (also kept as instance attributes).
         self._cache: dict[str, Any] = {}
 
     @property
@@ -234,12 +235,11 @@ class MCPSettings:
         return dict(getattr(django_settings, "MCP_ENDPOINT", {}) or {})
 
     def __getattr__(self, name: str) -> Any:
+        # Called only for a setting not read since the last reload: the value is then kept
+        # as an instance attribute, which later reads find without calling this (as DRF's
+        # api_settings does). A view reads a dozen settings per request.
         if name not in DEFAULTS:
             raise AttributeError(f"Invalid MCP_ENDPOINT setting: {name!r}")
-        try:
-            return self._cache[name]
-        except KeyError:
-            pass
         if name in self.overrides:
             value = self.overrides[name]
         else:
@@ -247,9 +247,12 @@ class MCPSettings:
         if name in IMPORT_STRINGS and value is not None:
             value = [import_string(v) if isinstance(v, str) else v for v in value]
         self._cache[name] = value
+        setattr(self, name, value)
         return value
 
     def reload(self) -> None:
+        for name in list(self._cache):
+            self.__dict__.pop(name, None)
         self._cache.clear()
 
 

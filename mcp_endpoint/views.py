@@ -20,7 +20,6 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
@@ -66,7 +65,6 @@ NAME_PARAM = {
 }
 
 
-@method_decorator(csrf_exempt, name="dispatch")
 class MCPView(View):
     """``POST`` JSON-RPC to an :class:`~mcp_endpoint.endpoint.Endpoint`."""
 
@@ -75,6 +73,12 @@ class MCPView(View):
     # The body as a message, or why it is not one; read and parsed once per request (Django
     # makes a view instance per request).
     _parsed: tuple[Any, ProtocolError | None] | None = None
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Any:
+        # Exempt once, here: method_decorator(csrf_exempt) on dispatch wraps it anew on
+        # every request.
+        return csrf_exempt(super().as_view(**initkwargs))
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         assert self.endpoint is not None
