@@ -37,7 +37,9 @@ SUITE = TOOLS / "node_modules" / "@modelcontextprotocol" / "conformance"
 SUITE_BIN = TOOLS / "node_modules" / ".bin" / "conformance"
 EXPECTED = Path(__file__).resolve().parent / "conformance"
 FIXTURE_PATH = "/conformance/mcp"
-REVISIONS = ["2025-11-25", "2026-07-28"]
+# Each revision's frozen requirement set, then every scenario the suite has ("all": the
+# extensions', such as tasks, and the pending and draft ones too).
+REVISIONS = ["2025-11-25", "2026-07-28", "all"]
 SUITE_TIMEOUT = 900
 
 # The suite writes <out>/server-<scenario>-<ISO time with ":" and "." as "-">/checks.json.
@@ -83,10 +85,11 @@ def run_suite(
     env["PATH"] = os.pathsep.join([str(NODE_BIN), str(SUITE_BIN.parent), env.get("PATH", "")])
     env["NODE_DISABLE_COMPILE_CACHE"] = "1"
     env["NO_COLOR"] = "1"
+    selection = ["--suite", "all"] if revision == "all" else ["--requirements", revision]
     command = [
         str(SUITE_BIN), "server",
         "--url", url,
-        "--requirements", revision,
+        *selection,
         "--expected-failures", str(expected),
         "-o", str(out),
     ]  # fmt: skip
@@ -111,9 +114,26 @@ def load_results(out: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def required_scenarios(revision: str) -> list[str]:
-    """The server scenarios the revision scores, from the suite's frozen requirement set."""
+    """The server scenarios the revision scores, from the suite's frozen requirement set;
+    for "all", every server scenario the suite lists."""
+    if revision == "all":
+        return all_server_scenarios()
     data = yaml.safe_load((SUITE / "requirements" / f"{revision}.yaml").read_text())
     return list(data["server"])
+
+
+def all_server_scenarios() -> list[str]:
+    """``conformance list --server``: one ``  - name [revisions]`` line per scenario."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(NODE_BIN), env.get("PATH", "")])
+    env["NO_COLOR"] = "1"
+    done = subprocess.run(
+        [str(SUITE_BIN), "list", "--server"], cwd=TOOLS, env=env, capture_output=True,
+        text=True, timeout=120, check=True,
+    )  # fmt: skip
+    names = re.findall(r"^\s*- ([a-z0-9-]+)(?:\s|$)", done.stdout, flags=re.M)
+    assert names, f"the suite listed no server scenarios:\n{done.stdout[-2000:]}"
+    return names
 
 
 def load_expected(path: Path) -> list[str]:
