@@ -343,7 +343,7 @@ class ToolCallAdmin(ToolCallAdminBase):
 
 
 def own_rows(request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-    """Every row for a superuser; other staff see the rows of their own calls only."""
+    """Every row for a superuser; other staff see their own calls or tasks only."""
     if request.user.is_superuser:
         return queryset
     pk = request.user.pk
