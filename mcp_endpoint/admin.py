@@ -1,11 +1,13 @@
-"""The admin for API keys: created with the secret shown once, then only revoked.
+"""The admin for API keys (created with the secret shown once, then only revoked), the
+call log and tool tasks (read-only; running tasks may be cancelled).
 
 Superusers see every key. Other staff (with the model's permissions) see, create and
-revoke their own keys only.
+revoke their own keys only, and see their own calls and tasks.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +20,17 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from mcp_endpoint import reveal
+from mcp_endpoint.calllog import describe_task_credential, redact
 from mcp_endpoint.clients import client_guides
 from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.forms import APIKeyForm
-from mcp_endpoint.models import AbstractAPIKey, ToolCall, get_api_key_model
+from mcp_endpoint.models import AbstractAPIKey, ToolCall, ToolTask, get_api_key_model
+from mcp_endpoint.protocol.tasks import TERMINAL
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldOpts
@@ -63,9 +68,10 @@ class StatusFilter(admin.SimpleListFilter):
 if TYPE_CHECKING:
     APIKeyAdminBase = admin.ModelAdmin[AbstractAPIKey]
     ToolCallAdminBase = admin.ModelAdmin[ToolCall]
+    ToolTaskAdminBase = admin.ModelAdmin[ToolTask]
 else:
     # Django's ModelAdmin is not subscriptable at run time (hosts need no stubs helper).
-    APIKeyAdminBase = ToolCallAdminBase = admin.ModelAdmin
+    APIKeyAdminBase = ToolCallAdminBase = ToolTaskAdminBase = admin.ModelAdmin
 
 
 @admin.register(APIKeyModel)
@@ -323,11 +329,7 @@ class ToolCallAdmin(ToolCallAdminBase):
         return bool(request.user.is_superuser)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolCall]:
-        queryset = super().get_queryset(request).select_related("user")
-        if request.user.is_superuser:
-            return queryset
-        pk = request.user.pk
-        return queryset.filter(user__pk=pk) if pk is not None else queryset.none()
+        return own_rows(request, super().get_queryset(request).select_related("user"))
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -338,3 +340,142 @@ class ToolCallAdmin(ToolCallAdminBase):
             "retention_days": mcp_settings.LOG_RETENTION_DAYS,
         }
         return super().changelist_view(request, extra_context)
+
+
+def own_rows(request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    """Every row for a superuser; other staff see their own calls or tasks only."""
+    if request.user.is_superuser:
+        return queryset
+    pk = request.user.pk
+    return queryset.filter(user__pk=pk) if pk is not None else queryset.none()
+
+
+def redacted_json(field: str, description: Any) -> Any:
+    """A read-only field showing a task's JSON ``field`` as the call log keeps arguments:
+    the values of ``REDACTED_ARGUMENTS`` keys hidden (the endpoint's own list, if any)."""
+
+    @admin.display(description=description)
+    def show(model_admin: Any, obj: ToolTask) -> str:
+        from mcp_endpoint import interfaces
+
+        value = getattr(obj, field)
+        if value is None:
+            return "-"
+        endpoint = interfaces.find(obj.endpoint)
+        names = (endpoint.settings if endpoint else mcp_settings).REDACTED_ARGUMENTS
+        text = json.dumps(redact(value, names), indent=2, ensure_ascii=False, sort_keys=True)
+        return format_html("<pre>{}</pre>", text)
+
+    return show
+
+
+@admin.register(ToolTask)
+class ToolTaskAdmin(ToolTaskAdminBase):
+    """Tasks of long-running tools: read-only, with an action that cancels running ones.
+
+    Arguments, input and results are shown as the call log shows arguments, with the
+    values of ``REDACTED_ARGUMENTS`` keys hidden; the credential by name, never its
+    secret or digest. Rows go when they expire (``manage.py mcp_prune_tasks``), not here.
+    Superusers see every task; other staff with the view permission see their own.
+    """
+
+    list_display = [
+        "id",
+        "tool",
+        "endpoint",
+        "status",
+        "user",
+        "credential",
+        "created",
+        "updated",
+        "expires",
+    ]
+    list_filter = ["status", "tool"]
+    list_select_related = ["user"]
+    search_fields = ["=id", "tool"]
+    date_hierarchy = "created"
+    actions = ["cancel_selected"]
+    fieldsets = [
+        (None, {"fields": ["id", "endpoint", "tool", "status", "status_message"]}),
+        (_("Caller"), {"fields": ["user", "credential", "scopes", "authenticator", "origin"]}),
+        (
+            _("Call"),
+            {
+                "fields": [
+                    "protocol_version",
+                    "shown_arguments",
+                    "shown_input_requests",
+                    "shown_input_responses",
+                    "shown_result",
+                    "shown_error",
+                ]
+            },
+        ),
+        (_("Times"), {"fields": ["created", "updated", "expires"]}),
+    ]
+    readonly_fields = [
+        "id",
+        "endpoint",
+        "tool",
+        "status",
+        "status_message",
+        "user",
+        "credential",
+        "scopes",
+        "authenticator",
+        "origin",
+        "protocol_version",
+        "shown_arguments",
+        "shown_input_requests",
+        "shown_input_responses",
+        "shown_result",
+        "shown_error",
+        "created",
+        "updated",
+        "expires",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        opts = self.opts
+        return bool(request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}"))
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ToolTask]:
+        return own_rows(request, super().get_queryset(request).select_related("user"))
+
+    # -- columns and fields -----------------------------------------------------------------
+
+    @admin.display(description=_("credential"))
+    def credential(self, obj: ToolTask) -> str:
+        return describe_task_credential(obj)
+
+    shown_arguments = redacted_json("arguments", _("arguments"))
+    shown_input_requests = redacted_json("input_requests", _("input requests"))
+    shown_input_responses = redacted_json("input_responses", _("input responses"))
+    shown_result = redacted_json("result", _("result"))
+    shown_error = redacted_json("error", _("error"))
+
+    # -- cancelling -------------------------------------------------------------------------
+
+    @admin.action(description=_("Cancel selected running tasks"), permissions=["cancel"])
+    def cancel_selected(self, request: HttpRequest, queryset: QuerySet[ToolTask]) -> None:
+        cancelled = 0
+        for task in queryset.exclude(status__in=TERMINAL):
+            # As tasks/cancel does: one row at a time, as the worker may finish it meanwhile.
+            if ToolTask.objects.filter(pk=task.pk).cancel():
+                self.log_change(request, task, [{"changed": {"fields": ["status"]}}])
+                cancelled += 1
+        self.message_user(
+            request,
+            ngettext("Cancelled %(count)d task.", "Cancelled %(count)d tasks.", cancelled)
+            % {"count": cancelled},
+            messages.SUCCESS,
+        )

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from mcp_endpoint.authentication import Credential
     from mcp_endpoint.interfaces import EndpointLike
-    from mcp_endpoint.models import ToolCall
+    from mcp_endpoint.models import ToolCall, ToolTask
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.tools import Tool
 
@@ -136,6 +136,32 @@ def describe_credential(credential: Credential | None) -> str:
         # that took it, since the auth object may be the secret itself.
         return type(credential.authenticator).__name__
     return credential.kind
+
+
+def describe_task_credential(task: ToolTask) -> str:
+    """A task's credential in words, as :func:`describe_credential` names it, from the
+    reference the task keeps; a key or token deleted since is named by its kind."""
+    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.models import get_api_key_model
+
+    auth: Any = None
+    if task.credential_kind == "api_key":
+        auth = get_api_key_model()._default_manager.filter(pk=task.credential_id).first()
+        if auth is None:
+            return "API key (deleted)"
+    elif task.credential_kind == "oauth_token":
+        from oauth2_provider.models import get_access_token_model
+
+        tokens = get_access_token_model()._default_manager.select_related("application")
+        auth = tokens.filter(pk=task.credential_id).first()
+        if auth is None:
+            return "OAuth token (deleted)"
+    elif task.credential_kind:
+        # The host's own kind: by the class that took it, as the call log names it.
+        return task.authenticator.rpartition(".")[2] or task.credential_kind
+    else:
+        return describe_credential(None)
+    return describe_credential(Credential(user=task.user, auth=auth, scopes=None))
 
 
 @dataclass(frozen=True)
@@ -266,6 +292,7 @@ __all__ = [
     "clean_text",
     "client_address",
     "describe_credential",
+    "describe_task_credential",
     "prune",
     "record",
     "redact",

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcp_endpoint import signals
 from mcp_endpoint.conf import mcp_settings
+from mcp_endpoint.protocol.tasks import CANCELLED, TERMINAL
 
 # last_used is written at most this often per key, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -289,6 +290,34 @@ class ToolCall(models.Model):
         return f"{self.tool} ({self.outcome})"
 
 
+class ToolTaskQuerySet(models.QuerySet["ToolTask"]):
+    def cancel(self) -> int:
+        """Settle the tasks not finished yet on ``cancelled``; how many were.
+
+        ``tasks/cancel`` and the admin's action both come here: a worker running the tool
+        sees it (``context.cancelled``), and records nothing when the tool returns.
+        """
+        return self.exclude(status__in=TERMINAL).update(
+            status=CANCELLED, input_requests=None, updated=timezone.now()
+        )
+
+    def prune(self, finished_days: int | None = None) -> int:
+        """Delete expired tasks, and with ``finished_days`` the finished ones last updated
+        that many days ago or more; how many tasks went.
+
+        A task still working or waiting for input goes only once it has expired: its
+        client can no longer see it then, and a worker still running it records nothing,
+        as it finds no row to record into.
+        """
+        now = timezone.now()
+        gone = models.Q(expires__lte=now)
+        if finished_days is not None:
+            finished = now - timedelta(days=finished_days)
+            gone |= models.Q(status__in=TERMINAL, updated__lte=finished)
+        _, per_model = self.filter(gone).delete()
+        return per_model.get(self.model._meta.label, 0)
+
+
 class ToolTask(models.Model):
     """A call of a long-running tool, run as a task (the tasks extension).
 
@@ -339,6 +368,8 @@ class ToolTask(models.Model):
     created = models.DateTimeField(_("created"), auto_now_add=True)
     updated = models.DateTimeField(_("last updated"), auto_now=True)
     expires = models.DateTimeField(_("expires"), db_index=True)
+
+    objects = ToolTaskQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created"]

@@ -41,11 +41,9 @@ from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.server import RequestContext
 from mcp_endpoint.protocol.tasks import (
-    CANCELLED,
     COMPLETED,
     FAILED,
     INPUT_REQUIRED,
-    TERMINAL,
     WORKING,
 )
 from mcp_endpoint.protocol.versions import MODERN
@@ -218,7 +216,7 @@ class DjangoTaskEngine:
         credential = context.credential
         kind, credential_id = credential_reference(credential)
         now = timezone.now()
-        ToolTask.objects.filter(expires__lte=now).delete()
+        ToolTask.objects.prune()
         task = ToolTask.objects.create(
             id=secrets.token_urlsafe(24),
             endpoint=self.endpoint.name,
@@ -279,9 +277,8 @@ class DjangoTaskEngine:
         task = self.find(task_id, context)
         if task is None:
             return False
-        ToolTask.objects.filter(pk=task.pk).exclude(status__in=TERMINAL).update(
-            status=CANCELLED, input_requests=None, updated=timezone.now()
-        )
+        # The admin's cancel action takes the same path; the worker sees the status.
+        ToolTask.objects.filter(pk=task.pk).cancel()
         return True
 
 

@@ -448,3 +448,127 @@ def test_the_add_form_offers_the_default_expiry(admin_client: Client, settings: 
     page = admin_client.get(ADD)
     initial = page.context["adminform"].form.initial["expires"]
     assert timedelta(days=29) < initial - timezone.now() <= timedelta(days=30)
+
+
+# -- tool tasks -------------------------------------------------------------------------------
+
+TASKS_LIST = "/admin/mcp_endpoint/tooltask/"
+
+
+@pytest.fixture
+def alice_task(mcp_client: Callable[..., MCPClient], alice_key: str, project: Any) -> Any:
+    """Alice's export, run as a task through the endpoint (completed at once in tests)."""
+    from mcp_endpoint.models import ToolTask
+    from tests.test_tasks import TaskClient
+
+    client = TaskClient(mcp_client(alice_key))
+    task_id = client.call("export_project_tasks", {"project_id": project.pk})["taskId"]
+    return ToolTask.objects.get(pk=task_id)
+
+
+def waiting_task(mcp_client: Callable[..., MCPClient]) -> tuple[Any, str]:
+    """A task of the fixture endpoint waiting for input, and its client."""
+    from tests.test_modern import FIXTURE
+    from tests.test_tasks import ELICIT, TaskClient
+
+    client = TaskClient(mcp_client(None, FIXTURE))
+    task_id = client.call("confirm_delete", {"filename": "a.txt"}, caps=ELICIT)["taskId"]
+    return client, task_id
+
+
+def test_the_task_admin_lists_tasks_with_the_credential_by_name(
+    admin_client: Client, alice_task: Any
+) -> None:
+    listing = admin_client.get(TASKS_LIST)
+    assert listing.status_code == 200
+    body = listing.content.decode()
+    assert alice_task.pk in body
+    assert "export_project_tasks" in body
+    assert "API key “alice rw”" in body
+    assert "completed" in body
+    assert admin_client.get(f"{TASKS_LIST}add/").status_code == 403
+
+
+def test_the_task_admin_filters_and_searches(
+    admin_client: Client, alice_task: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    _, waiting = waiting_task(mcp_client)
+
+    def found(**query: str) -> set[str]:
+        response = admin_client.get(TASKS_LIST, query)
+        assert response.status_code == 200
+        return {row.pk for row in response.context["cl"].result_list}
+
+    assert found() == {alice_task.pk, waiting}
+    assert found(status__exact="completed") == {alice_task.pk}
+    assert found(status__exact="input_required") == {waiting}
+    assert found(tool__exact="confirm_delete") == {waiting}
+    assert found(q=alice_task.pk) == {alice_task.pk}
+    assert found(q="confirm_delete") == {waiting}
+    assert found(q=alice_task.pk[:10]) == set()  # an id is matched whole
+    assert found(q="nothing-like-it") == set()
+
+
+def test_the_task_detail_is_read_only_and_redacted(admin_client: Client, alice_task: Any) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    ToolTask.objects.filter(pk=alice_task.pk).update(
+        arguments={"project_id": 1, "api_token": "tok-do-not-show"},
+        input_responses={"answer": {"password": "pw-do-not-show"}},
+    )
+    url = f"{TASKS_LIST}{alice_task.pk}/change/"
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "tok-do-not-show" not in body and "pw-do-not-show" not in body
+    assert "[redacted]" in body and "project_id" in body
+    assert "text/csv" in body  # the result, shown
+    assert alice_task.owner not in body  # the credential's digest is not shown
+    assert 'name="tool"' not in body
+    assert admin_client.post(url, {"tool": "x"}).status_code == 403
+    assert ToolTask.objects.get(pk=alice_task.pk).tool == "export_project_tasks"
+
+
+def test_the_cancel_action_is_seen_through_tasks_get(
+    admin_client: Client, alice_task: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    client, waiting = waiting_task(mcp_client)
+    post = {"action": "cancel_selected", "_selected_action": [waiting, alice_task.pk]}
+    response = admin_client.post(TASKS_LIST, post, follow=True)
+    assert "Cancelled 1 task." in response.content.decode()
+    assert client.get(waiting)["status"] == "cancelled"
+    # A finished task stays as it is.
+    assert ToolTask.objects.get(pk=alice_task.pk).status == "completed"
+    entry = LogEntry.objects.get()
+    assert entry.object_id == waiting
+    again = admin_client.post(TASKS_LIST, post, follow=True)
+    assert "Cancelled 0 tasks." in again.content.decode()
+
+
+def test_staff_see_their_own_tasks_and_cancel_only_with_the_permission(
+    client: Client, alice: Any, alice_task: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    _, waiting = waiting_task(mcp_client)
+    alice.is_staff = True
+    alice.save()
+    alice.user_permissions.set(Permission.objects.filter(codename="view_tooltask"))
+    client.force_login(alice)
+    listing = client.get(TASKS_LIST)
+    assert {row.pk for row in listing.context["cl"].result_list} == {alice_task.pk}
+    assert "cancel_selected" not in listing.content.decode()
+    post = {"action": "cancel_selected", "_selected_action": [waiting]}
+    client.post(TASKS_LIST, post)
+    assert ToolTask.objects.get(pk=waiting).status == "input_required"
+    assert client.get(f"{TASKS_LIST}{waiting}/change/").status_code == 302  # not hers
+
+
+def test_the_task_admin_refuses_non_staff(client: Client, alice: Any, alice_task: Any) -> None:
+    client.force_login(alice)
+    for url in (TASKS_LIST, f"{TASKS_LIST}{alice_task.pk}/change/"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response.headers["Location"].startswith("/admin/login/")

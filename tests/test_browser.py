@@ -322,3 +322,33 @@ def test_admin_call_log_page(page: Any, server: LiveServer) -> None:
     admin_sign_in(page, server, "/admin/mcp_endpoint/toolcall/")
     assert page.get_by_text("list_projects").first.is_visible()
     assert_readable(page, sizes=(DESKTOP,), skip=ADMIN_HEADER)
+
+
+TASK_ROW = """
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from mcp_endpoint.models import APIKey, ToolTask
+alice = get_user_model().objects.get(username="alice")
+key, _ = APIKey.objects.create_key(user=alice, scopes="read", name="export laptop")
+ToolTask.objects.create(
+    id="browser-task-1", endpoint="mcp", tool="export_project_tasks",
+    protocol_version="2026-07-28", user=alice, credential_kind="api_key",
+    credential_id=str(key.pk), arguments={"project_id": 1},
+    expires=timezone.now() + timedelta(hours=1),
+)
+"""
+
+
+def test_admin_task_list_page(page: Any, server: LiveServer) -> None:
+    manage(server.env, "shell", "--no-imports", "-c", TASK_ROW)
+    page.set_viewport_size(DESKTOP)
+    admin_sign_in(page, server, "/admin/mcp_endpoint/tooltask/")
+    row = page.locator("#result_list tbody tr").filter(has_text="browser-task-1")
+    assert row.get_by_role("link", name="browser-task-1").is_visible()
+    assert row.get_by_text("export_project_tasks").is_visible()
+    assert row.get_by_text("API key “export laptop”").is_visible()
+    page.get_by_role("link", name="working").first.click()  # the status filter
+    page.wait_for_load_state()
+    assert page.locator("#result_list").get_by_text("browser-task-1").is_visible()
+    assert_readable(page, sizes=(DESKTOP,), skip=ADMIN_HEADER)

@@ -7,10 +7,14 @@ The suite's settings use the framework's immediate backend, so a task has run by
 from __future__ import annotations
 
 import gc
+import io
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from mcp_endpoint.checks import check_task_workers, check_tasks
 from mcp_endpoint.endpoint import Endpoint
@@ -383,3 +387,77 @@ def test_e091_needs_no_check_when_a_framework_is_installed(throwaway: Endpoint) 
     # E091 stands for hosts without django.tasks or django-tasks; this suite has one.
     throwaway.tool(name="slow", task_support="required")(lambda: "x")
     assert "mcp_endpoint.E091" not in ids(check_tasks(), throwaway)
+
+
+# -- pruning ---------------------------------------------------------------------------------
+
+
+def stored_task(task_id: str, status: str, *, expires_in: timedelta, age: timedelta) -> ToolTask:
+    """A task row in ``status``, last updated ``age`` ago, expiring ``expires_in`` from now."""
+    now = timezone.now()
+    task = ToolTask.objects.create(
+        id=task_id, endpoint="mcp", tool="slow_compute", protocol_version="2026-07-28",
+        status=status, expires=now + expires_in,
+    )  # fmt: skip
+    ToolTask.objects.filter(pk=task_id).update(created=now - age, updated=now - age)
+    return task
+
+
+def prune_tasks(*args: str) -> str:
+    out = io.StringIO()
+    call_command("mcp_prune_tasks", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_prune_deletes_expired_tasks_whatever_their_status(db: Any) -> None:
+    live, gone = timedelta(hours=1), timedelta(seconds=-1)
+    for status in ("working", "input_required", "completed", "failed", "cancelled"):
+        stored_task(f"expired-{status}", status, expires_in=gone, age=timedelta(days=2))
+        stored_task(f"live-{status}", status, expires_in=live, age=timedelta(days=2))
+    assert prune_tasks() == "Deleted 5 task(s) past their expiry.\n"
+    assert sorted(ToolTask.objects.values_list("pk", flat=True)) == sorted(
+        f"live-{s}" for s in ("working", "input_required", "completed", "failed", "cancelled")
+    )
+    # Idempotent: nothing more goes on a second run.
+    assert prune_tasks() == "Deleted 0 task(s) past their expiry.\n"
+    assert ToolTask.objects.count() == 5
+
+
+def test_prune_with_finished_days_keeps_running_tasks(db: Any) -> None:
+    live = timedelta(days=30)
+    for status in ("working", "input_required", "completed", "failed", "cancelled"):
+        stored_task(f"old-{status}", status, expires_in=live, age=timedelta(days=8))
+        stored_task(f"new-{status}", status, expires_in=live, age=timedelta(days=6))
+    output = prune_tasks("--finished-days", "7")
+    assert output == "Deleted 3 task(s) past their expiry, or finished 7 day(s) ago or more.\n"
+    assert sorted(ToolTask.objects.values_list("pk", flat=True)) == sorted(
+        [
+            "old-working",
+            "old-input_required",
+            *(
+                f"new-{s}"
+                for s in ("working", "input_required", "completed", "failed", "cancelled")
+            ),
+        ]
+    )
+    prune_tasks("--finished-days", "0")
+    assert sorted(ToolTask.objects.values_list("status", flat=True)) == [
+        "input_required", "input_required", "working", "working",
+    ]  # fmt: skip
+
+
+def test_prune_refuses_negative_days(db: Any) -> None:
+    with pytest.raises(CommandError, match="--finished-days must be 0 or more"):
+        prune_tasks("--finished-days", "-1")
+
+
+def test_a_task_pruned_before_its_worker_runs_records_nothing(fixture_tasks: TaskClient) -> None:
+    task_id = fixture_tasks.call("confirm_delete", {"filename": "a.txt"}, caps=ELICIT)["taskId"]
+    ToolTask.objects.filter(pk=task_id).update(status="working", expires=timezone.now())
+    prune_tasks()
+    run_tool_task.call(task_id)  # the worker finds no row, and creates none
+    assert not ToolTask.objects.filter(pk=task_id).exists()
+    error_of(
+        fixture_tasks.post("tasks/get", {"taskId": task_id}, capabilities=TASKS),
+        400, -32602, fixture_tasks.next_id,
+    )  # fmt: skip

@@ -11,6 +11,7 @@ and the library's sign-in page name users by their email.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -19,9 +20,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client, override_settings
+from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
-from mcp_endpoint.models import APIKey, ToolCall
+from mcp_endpoint.models import APIKey, ToolCall, ToolTask
 from tests.hosts.parity import Credential, CredentialClient, check_each, credential_kinds
 from tests.projects.email_user.models import Note
 
@@ -133,6 +135,26 @@ def test_the_call_log_and_its_admin_name_the_email(
         "olive@example.com" in admin.get("/admin/mcp_endpoint/toolcall/?q=olive").content.decode()
     )
     assert "olive@example.com" in admin.get("/admin/mcp_endpoint/apikey/?q=olive").content.decode()
+
+
+def test_the_task_admin_names_the_email_user(client: Client, olive: Any) -> None:
+    key, _ = APIKey.objects.create_key(user=olive, scopes="read", name="laptop")
+    ToolTask.objects.create(
+        id="olives-task", endpoint="mcp", tool="list_notes", protocol_version="2026-07-28",
+        user=olive, credential_kind="api_key", credential_id=str(key.pk),
+        arguments={"secret_word": "do-not-show"}, expires=timezone.now() + timedelta(hours=1),
+    )  # fmt: skip
+    admin = Client()
+    admin.force_login(User.objects.create_superuser("root@example.com", "pw-root-123"))
+    listing = admin.get("/admin/mcp_endpoint/tooltask/", {"q": "olives-task"}).content.decode()
+    assert "olive@example.com" in listing and "API key “laptop”" in listing
+    page = admin.get("/admin/mcp_endpoint/tooltask/olives-task/change/")
+    assert page.status_code == 200
+    assert "olive@example.com" in page.content.decode()
+    assert "do-not-show" not in page.content.decode()
+    post = {"action": "cancel_selected", "_selected_action": ["olives-task"]}
+    assert admin.post("/admin/mcp_endpoint/tooltask/", post).status_code == 302
+    assert ToolTask.objects.get().status == "cancelled"
 
 
 def test_the_librarys_sign_in_page_asks_for_the_email(client: Client, olive: Any) -> None:
