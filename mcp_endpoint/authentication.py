@@ -259,6 +259,43 @@ def bearer_value(request: Request | HttpRequest) -> str | None:
         return None
 
 
+# What a user would call the credential each well-known class reads, by class name (so
+# that optional packages need not be installed to be named). Subclasses inherit a name.
+KIND_NAMES = {
+    "SessionAuthentication": "browser sessions",
+    "BasicAuthentication": "HTTP Basic passwords",
+    "TokenAuthentication": "DRF tokens",
+    "RemoteUserAuthentication": "a front server's REMOTE_USER",
+    "APIKeyAuthentication": "API keys",
+    "OAuth2Authentication": "OAuth access tokens",
+    "JWTAuthentication": "JSON Web Tokens",
+    "JWTStatelessUserAuthentication": "JSON Web Tokens",
+}
+
+
+def kind_name(cls: type[Any]) -> str:
+    """What a user calls the credential ``cls`` reads, for messages.
+
+    A class's own ``mcp_credential_name`` (``"product API tokens"``) comes first, then the
+    name of a well-known class it is or derives from, then its class name.
+    """
+    own = getattr(cls, "mcp_credential_name", None)
+    if isinstance(own, str) and own:
+        return own
+    for base in cls.__mro__:
+        if base.__name__ in KIND_NAMES:
+            return KIND_NAMES[base.__name__]
+    return cls.__name__
+
+
+def accepted_kinds(classes: Sequence[type[Any]]) -> str:
+    """``"browser sessions"``, ``"DRF tokens or browser sessions"``: for messages."""
+    names = list(dict.fromkeys(kind_name(cls) for cls in classes))
+    if not names:
+        return "no credentials at all"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def has_authorization(request: HttpRequest) -> bool:
     return bool(request.META.get("HTTP_AUTHORIZATION"))
 

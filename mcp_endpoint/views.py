@@ -369,10 +369,11 @@ class MCPView(View):
             params.append(f'scope="{" ".join(scopes)}"')
         if refused:
             params.insert(0, 'error="invalid_token"')
+        accepted = authentication.accepted_kinds(self.endpoint.settings.AUTHENTICATION_CLASSES)
         message = (
             "Unauthorized: the credential is not valid"
             if refused
-            else ("Unauthorized: send an API key or an OAuth access token as Authorization: Bearer")
+            else f"Unauthorized: this endpoint accepts {accepted}"
         )
         return error_response(
             401,

@@ -302,3 +302,25 @@ def _capture(*args: str) -> str:
     out = io.StringIO()
     call_command(*args, stdout=out)
     return out.getvalue()
+
+
+def test_kind_names_for_messages() -> None:
+    from rest_framework.authentication import BaseAuthentication, TokenAuthentication
+
+    from mcp_endpoint.authentication import accepted_kinds, kind_name
+
+    class BearerToken(TokenAuthentication):
+        keyword = "Bearer"
+
+    class Unnamed(BaseAuthentication):
+        pass
+
+    class Named(BaseAuthentication):
+        mcp_credential_name = "signed cookies"
+
+    # A well-known base names its subclasses; a class's own name wins; else the class name.
+    assert kind_name(BearerToken) == "DRF tokens"
+    assert kind_name(Named) == "signed cookies"
+    assert kind_name(Unnamed) == "Unnamed"
+    assert accepted_kinds([Named, Unnamed, Named]) == "signed cookies or Unnamed"
+    assert accepted_kinds([]) == "no credentials at all"

@@ -20,6 +20,7 @@ from tests.hosts.parity import (
     Credential,
     CredentialClient,
     call_rest,
+    check_challenge,
     check_each,
     check_refused,
     credential_kinds,
@@ -114,7 +115,7 @@ def test_the_token_only_view_refuses_keys_and_oauth_tokens_through_both(
         header_operations(snippets["mine"]),
         snapshot=snapshot,
         mcp_url=mcp_url,
-        accepts="HeaderTokenAuthentication",
+        accepts="product API tokens",
     )
 
 
@@ -149,12 +150,24 @@ def test_the_endpoint_without_the_class_refuses_the_token(
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize(
+    ("url", "accepted"),
+    [
+        ("/mcp", "API keys or OAuth access tokens"),
+        # The host's class names its credential with ``mcp_credential_name``.
+        ("/mcp-header", "API keys, OAuth access tokens or product API tokens"),
+    ],
+)
+def test_the_401_names_what_each_endpoint_takes(client: Client, url: str, accepted: str) -> None:
+    check_challenge(client, url, accepted)
+
+
 def test_w030_explains_the_mismatch() -> None:
     from tests.hosts.headerauth.urls import header_endpoint, keys_endpoint
 
     [warning] = [m for m in keys_endpoint.check() if m.id == "mcp_endpoint.W030"]
     assert warning.msg.startswith(
-        "HeaderSnippetViewSet accepts HeaderTokenAuthentication only, none of the credentials "
+        "HeaderSnippetViewSet accepts product API tokens only, none of the credentials "
         "endpoint 'headerauth-keys' authenticates (API keys or OAuth access tokens)"
     )
     assert warning.hint.startswith(

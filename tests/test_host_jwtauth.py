@@ -26,6 +26,7 @@ from tests.hosts.parity import (
     CredentialClient,
     api_key,
     call_rest,
+    check_challenge,
     check_each,
     check_parity,
     check_refused,
@@ -125,6 +126,18 @@ def test_a_jwt_is_refused_by_an_endpoint_that_does_not_take_them(
     assert response.json()["error"]["code"] == -32001
     challenge = response["WWW-Authenticate"]
     assert challenge.startswith('Bearer error="invalid_token", resource_metadata="http://')
+
+
+@pytest.mark.parametrize(
+    ("url", "accepted"),
+    [
+        ("/mcp", "API keys or OAuth access tokens"),
+        ("/mcp-jwt", "API keys, OAuth access tokens or JSON Web Tokens"),
+        ("/mcp-jwt-first", "JSON Web Tokens, API keys or OAuth access tokens"),
+    ],
+)
+def test_the_401_names_what_each_endpoint_takes(client: Client, url: str, accepted: str) -> None:
+    check_challenge(client, url, accepted)
 
 
 # -- the view that takes JSON Web Tokens only ---------------------------------------------------

@@ -341,6 +341,48 @@ def test_the_digits_a_url_carries_are_taken(
     assert [c["body"] for c in by_text["structuredContent"]["results"]] == ["Draft is ready"]
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("list_user_projects", {"user_pk": "{owner}"}),
+        ("get_project_task", {"project_pk": "{project}", "id": "{task}"}),
+        ("list_project_tasks", {"project_pk": "{project}", "page": 2}),
+    ],
+)
+def test_an_integral_float_is_the_integer(
+    tool: str, arguments: dict[str, Any], client: Client, owner: Any, ids: dict[str, int]
+) -> None:
+    # JSON Schema takes 2.0 as an integer; the URL and the query string get "2", as for 2.
+    rpc = MCPClient(client, "/mcp", api_key(owner, "read").bearer)
+    filled = {name: fill(value, {**ids, "owner": owner.pk}) for name, value in arguments.items()}
+    by_int = rpc.call(tool, filled)
+    by_float = rpc.call(tool, {name: float(value) for name, value in filled.items()})
+    assert by_int["isError"] is False
+    assert by_float == by_int
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("list_user_projects", {"user_pk": "{owner}"}, "user_pk"),
+        ("get_project_task", {"project_pk": "{project}", "id": "{task}"}, "id"),
+    ],
+)
+def test_a_fractional_number_is_still_refused(
+    tool: str,
+    arguments: dict[str, Any],
+    field: str,
+    client: Client,
+    owner: Any,
+    ids: dict[str, int],
+) -> None:
+    rpc = MCPClient(client, "/mcp", api_key(owner, "read").bearer)
+    filled = {name: fill(value, {**ids, "owner": owner.pk}) for name, value in arguments.items()}
+    error = rpc.call(tool, {**filled, field: filled[field] + 0.5})["structuredContent"]["error"]
+    assert error["code"] == "invalid_arguments"
+    assert list(error["fields"]) == [field]
+
+
 def typed_kwargs(patterns: list[Any]) -> dict[str, dict[str, Any]]:
     """The schemas of the URL kwargs of the detail route among ``patterns``."""
     [endpoint] = EndpointEnumerator(patterns).get_api_endpoints()

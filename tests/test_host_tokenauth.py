@@ -13,7 +13,7 @@ from django.db import transaction
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from tests.hosts.parity import CREDENTIAL_KINDS, call_rest, check_refused
+from tests.hosts.parity import CREDENTIAL_KINDS, call_rest, check_challenge, check_refused
 from tests.hosts.tutorial.models import Snippet
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.tokenauth.urls")]
@@ -110,6 +110,14 @@ def test_a_drf_token_works_through_an_endpoint_that_takes_them(client: Client, o
             assert rest.status_code == 400
             assert answer["isError"] is True
             assert answer["structuredContent"]["error"]["fields"] == rest.json()
+
+
+@pytest.mark.parametrize(
+    ("url", "accepted"),
+    [("/mcp", "API keys or OAuth access tokens"), ("/mcp-tokens", "DRF tokens or API keys")],
+)
+def test_the_401_names_what_each_endpoint_takes(client: Client, url: str, accepted: str) -> None:
+    check_challenge(client, url, accepted)
 
 
 def test_w030_names_the_mismatch() -> None:

@@ -36,6 +36,7 @@ from tests.conftest import MCPClient, make_key
 from tests.urls_drf_testing import drf_endpoint
 from tests.viewsets_testing import (
     GADGETS,
+    CategoryViewSet,
     GadgetViewSet,
     HalfRoutedViewSet,
     NoteViewSet,
@@ -64,6 +65,8 @@ DRF_TOOLS = [
     "list_gadgets",
     "get_gadget",
     "create_shipment",
+    "list_categories",
+    "featured_categories",
     "browse_notes",
     "get_note",
     "create_note",
@@ -323,6 +326,44 @@ def test_a_plain_viewset(drf_tools: dict[str, Any], drf_rpc: MCPClient) -> None:
         "code": "not_found",
         "message": "No such gadget.",
     }
+
+
+@drf_urls
+def test_a_viewset_without_a_model_is_named_in_english(
+    drf_tools: dict[str, Any], drf_rpc: MCPClient, settings: Any
+) -> None:
+    # The basename "category" is all it has: its plural is "categories", not "categorys".
+    assert drf_tools["list_categories"]["description"].startswith("List categories.")
+    assert drf_tools["featured_categories"]["inputSchema"]["properties"] == {}
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "MAX_LIST_ITEMS": 1}
+    text = drf_rpc.call("list_categories")["content"][0]["text"]
+    assert text.endswith(
+        "[showing the first 1 of 2 categories; narrow the query with filters or search]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("basename", "singular", "plural"),
+    [
+        ("category", "category", "categories"),
+        ("status", "status", "statuses"),
+        ("box", "box", "boxes"),
+        ("journal_entry", "journal_entry", "journal_entries"),
+        ("news", "news", "news"),
+        # A basename that is already plural is not made plural twice.
+        ("snippets", "snippets", "snippets"),
+    ],
+)
+def test_the_nouns_of_a_viewset_without_a_model(
+    basename: str, singular: str, plural: str, scratch_endpoint: Endpoint
+) -> None:
+    scratch_endpoint.register_viewset(CategoryViewSet, basename=basename)
+    assert {tool.name for tool in scratch_endpoint.tools} == {
+        f"list_{plural}",
+        f"featured_{plural}",
+    }
+    [registration] = {tool.registration for tool in scratch_endpoint.tools}
+    assert (registration.singular, registration.plural) == (singular, plural)
 
 
 @drf_urls

@@ -19,6 +19,7 @@ from project.urls import urlpatterns as host_urlpatterns
 from tests.viewsets_testing import (
     BeaconViewSet,
     BoardViewSet,
+    CategoryViewSet,
     ExplodingViewSet,
     FragileProjectViewSet,
     GadgetViewSet,
@@ -37,6 +38,7 @@ drf_endpoint = Endpoint("drf-tests", settings={"SERVER_NAME": "drf-tests"})
 REGISTRATIONS: list[tuple[str, type[Any], str, dict[str, Any]]] = [
     ("gadgets", GadgetViewSet, "gadget", {}),
     ("shipments", ShipmentViewSet, "shipment", {}),
+    ("categories", CategoryViewSet, "category", {}),
     (
         "notes",
         NoteViewSet,

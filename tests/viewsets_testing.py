@@ -72,6 +72,32 @@ class GadgetViewSet(viewsets.ViewSet):
         return Response(gadget)
 
 
+class CategorySerializer(serializers.Serializer[dict[str, Any]]):
+    id = serializers.IntegerField()
+    name = serializers.CharField(max_length=40)
+
+
+CATEGORIES: dict[int, dict[str, Any]] = {
+    1: {"id": 1, "name": "Tools"},
+    2: {"id": 2, "name": "Toys"},
+}
+
+
+class CategoryViewSet(viewsets.ViewSet):
+    """No model, so its nouns come from the basename ``category``: its plural is English."""
+
+    permission_classes = [IsAuthenticated, TokenHasReadWriteScope]
+
+    @extend_schema(responses=CategorySerializer(many=True))
+    def list(self, request: Request) -> Response:
+        return Response(list(CATEGORIES.values()))
+
+    @extend_schema(responses=CategorySerializer(many=True))
+    @action(detail=False)
+    def featured(self, request: Request) -> Response:
+        return Response([CATEGORIES[2]])
+
+
 class AddressSerializer(serializers.Serializer[dict[str, Any]]):
     street = serializers.CharField(max_length=80)
     city = serializers.CharField(max_length=40)

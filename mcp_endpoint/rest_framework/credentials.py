@@ -11,23 +11,9 @@ call is refused with a message that says which credentials the view takes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from mcp_endpoint.authentication import Credential
-
-# What a user would call the credential each well-known class reads, by class name (so
-# that optional packages need not be installed to be named). Subclasses inherit a name.
-KIND_NAMES = {
-    "SessionAuthentication": "browser sessions",
-    "BasicAuthentication": "HTTP Basic passwords",
-    "TokenAuthentication": "DRF tokens",
-    "RemoteUserAuthentication": "a front server's REMOTE_USER",
-    "APIKeyAuthentication": "API keys",
-    "OAuth2Authentication": "OAuth access tokens",
-    "JWTAuthentication": "JSON Web Tokens",
-    "JWTStatelessUserAuthentication": "JSON Web Tokens",
-}
+from mcp_endpoint.authentication import Credential, accepted_kinds
 
 
 def related(cls: type[Any], other: type[Any]) -> bool:
@@ -44,21 +30,6 @@ def takes(classes: Iterable[type[Any]], credential: Credential | None) -> bool:
     if authenticator is None:
         return True
     return any(related(type(authenticator), cls) for cls in classes)
-
-
-def kind_name(cls: type[Any]) -> str:
-    for base in cls.__mro__:
-        if base.__name__ in KIND_NAMES:
-            return KIND_NAMES[base.__name__]
-    return cls.__name__
-
-
-def accepted_kinds(classes: Sequence[type[Any]]) -> str:
-    """``"browser sessions"``, ``"DRF tokens or browser sessions"``: for messages."""
-    names = list(dict.fromkeys(kind_name(cls) for cls in classes))
-    if not names:
-        return "no credentials at all"
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def refusal(classes: Sequence[type[Any]], credential: Credential | None) -> str | None:

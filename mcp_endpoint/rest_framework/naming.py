@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from django.utils.encoding import force_str
+from inflection import pluralize
 
 # Standard actions: the verb of the tool name, and whether the noun is plural.
 STANDARD_ACTIONS: dict[str, tuple[str, bool]] = {
@@ -50,13 +51,15 @@ def default_basename(viewset: type[Any]) -> str:
 def nouns(
     viewset: type[Any], basename: str, singular: str | None, plural: str | None
 ) -> tuple[str, str]:
-    """(singular, plural) for tool names: the model's verbose names, else the basename."""
+    """(singular, plural) for tool names: the model's verbose names, else the basename and
+    its English plural (``category`` -> ``categories``, ``status`` -> ``statuses``; a
+    basename already plural, ``snippets``, stays as it is)."""
     model = model_of(viewset)
     if model is not None:
         one = force_str(model._meta.verbose_name)
         many = force_str(model._meta.verbose_name_plural)
     else:
-        one, many = basename, f"{basename}s"
+        one, many = basename, pluralize(basename)
     return identifier(singular or one), identifier(plural or many)
 
 

@@ -24,9 +24,10 @@ from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
 from rest_framework.viewsets import ViewSetMixin
 
+from mcp_endpoint.authentication import accepted_kinds
 from mcp_endpoint.database import DatabaseNeeded, database_blocked
 from mcp_endpoint.rest_framework.calling import tool_view_class
-from mcp_endpoint.rest_framework.credentials import accepted_kinds, related
+from mcp_endpoint.rest_framework.credentials import related
 from mcp_endpoint.rest_framework.naming import (
     default_basename,
     default_tool_name,

@@ -158,7 +158,7 @@ class ViewSetTool(Tool):
             raise ToolError("This tool runs only over HTTP", code="internal_error")
         caller = Caller(call.credential, call.request_context.counted_throttle_keys)
         response, kwargs = call_view(
-            spec, self.registration.view_class, arguments, http_request, caller
+            spec, self.registration.view_class, as_integers(spec, arguments), http_request, caller
         )
         settings = self.registration.endpoint.settings
         return result_from(
@@ -188,3 +188,25 @@ def as_rest_takes_them(spec: ActionSpec, arguments: dict[str, Any]) -> dict[str,
         ):
             checked[name] = int(value)
     return checked
+
+
+def integral(value: Any, schema: Any) -> Any:
+    """``value``, or the int it is when it is an integral float (``2.0``, an integer to
+    JSON Schema) and ``schema`` types an integer: the URL and the query string would
+    otherwise carry ``"2.0"``, which no integer route or paginator reads."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    typed = kind == "integer" or (isinstance(kind, list) and "integer" in kind)
+    if typed and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def as_integers(spec: ActionSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments for the view, with integral floats for integer URL kwargs and query
+    arguments made ints."""
+    properties = spec.input_schema.get("properties", {})
+    called = dict(arguments)
+    for name in (*spec.path_arguments, *spec.query_arguments):
+        if name in called:
+            called[name] = integral(called[name], properties.get(name))
+    return called

@@ -239,3 +239,13 @@ def check_refused(
         error = answer["structuredContent"]["error"]
         assert error["code"] == "permission_denied"
         assert error["message"].startswith(f"This action accepts {accepts} only")
+
+
+def check_challenge(client: Client, mcp_url: str, accepted: str) -> None:
+    """A message without a credential at ``mcp_url``: 401 whose message names the kinds of
+    credential the endpoint takes (``accepted``) and whose challenge is the endpoint's."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}
+    response = client.post(mcp_url, data=body, content_type="application/json")
+    assert response.status_code == 401
+    assert response.json()["error"]["message"] == f"Unauthorized: this endpoint accepts {accepted}"
+    assert response["WWW-Authenticate"].startswith('Bearer resource_metadata="http://')

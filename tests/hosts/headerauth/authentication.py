@@ -22,6 +22,9 @@ def issue(user: Any) -> str:
 class HeaderTokenAuthentication(BaseAuthentication):
     """``X-Api-Token: <token>``; no header, no opinion; a bad token is refused."""
 
+    # What messages call the credential (a 401 at /mcp, a refused call, W030).
+    mcp_credential_name = "product API tokens"
+
     def authenticate(self, request: Request) -> tuple[Any, str] | None:
         token = request.META.get("HTTP_X_API_TOKEN")
         if not token:
