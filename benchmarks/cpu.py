@@ -1,13 +1,16 @@
 """CPU time per request in process: the load-independent figure of the benchmarks.
 
     .venv/bin/python benchmarks/cpu.py [--calls 2000] [--profile NAME] [--only NAME,...]
+    .venv/bin/python benchmarks/cpu.py --heap [--calls 6000]
 
 Each target is sent ``--calls`` times straight to Django's WSGI handler, in this one
 process and thread, with no server and no sockets, and the CPU time this process spent
 (``time.process_time``) is divided by the calls. Other programs on the machine slow the
 wall clock, not this process's CPU time, so the figures hold on a shared machine where
 ``run.py``'s rates scatter. ``--profile NAME`` runs that target under cProfile instead and
-prints the functions that cost the most.
+prints the functions that cost the most. ``--heap`` sends a mix of the targets of
+``benchmarks.settings`` (as the memory row's wrk script does) and prints how much Python's
+own allocations grew over ``--calls`` requests after a warm-up, and where (tracemalloc).
 
 Each target runs in a process of its own with the settings of ``run.py``'s setup that
 measures it: ``benchmarks.settings`` (no throttles, no call log), the same with the key
@@ -179,6 +182,43 @@ def child(name: str, key: str, calls: int, profile: bool, top: int, callers: str
     return 0
 
 
+HEAP_MIX = ("add", "ping", "rest", "list_tasks", "health")
+
+
+def heap_child(key: str, calls: int, top: int) -> int:
+    """The growth of Python's allocations over ``calls`` mixed requests, and where."""
+    import gc
+    import tracemalloc
+
+    import django
+
+    django.setup()
+    every = {p.name: p for p in probes()}
+    senders = [sender(every[name], key) for name in HEAP_MIX]
+
+    def drive(count: int) -> None:
+        for index in range(count):
+            status = senders[index % len(senders)]()
+            if status != 200:
+                raise SystemExit(f"{HEAP_MIX[index % len(senders)]}: HTTP {status}")
+
+    drive(2000)
+    gc.collect()
+    tracemalloc.start(8)
+    drive(500)
+    gc.collect()
+    before = tracemalloc.take_snapshot()
+    drive(calls)
+    gc.collect()
+    grown = tracemalloc.take_snapshot().compare_to(before, "traceback")
+    total = sum(stat.size_diff for stat in grown)
+    print(f"Python allocations grew by {total / 1024:+.1f} KiB over {calls} mixed requests")
+    for stat in grown[:top]:
+        print(f"  {stat.size_diff / 1024:+.1f} KiB in {stat.count_diff:+d} blocks at")
+        print("    " + "\n    ".join(stat.traceback.format()[-4:]))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per target")
@@ -192,9 +232,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="count instructions per call with valgrind's callgrind instead (slow: use "
         "--calls 100 or so)",
     )
+    parser.add_argument(
+        "--heap",
+        action="store_true",
+        help="the growth of Python's allocations over --calls mixed requests (tracemalloc)",
+    )
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     parser.add_argument("--key", default="", help=argparse.SUPPRESS)
     parsed = parser.parse_args(argv)
+    if parsed.child == "heap":
+        return heap_child(parsed.key, parsed.calls, min(parsed.top, 10))
     if parsed.child:
         return child(
             parsed.child, parsed.key, parsed.calls, bool(parsed.profile), parsed.top, parsed.callers
@@ -205,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = [n for n in parsed.only.split(",") if n] or list(every)
     if parsed.profile:
         chosen = [parsed.profile]
+    if parsed.heap:
+        chosen = ["heap"]
+        every["heap"] = Probe("heap", "a mix of " + ", ".join(HEAP_MIX), "")
     unknown = set(chosen) - set(every)
     if unknown:
         parser.error(f"unknown targets: {', '.join(sorted(unknown))}; of: {', '.join(every)}")
@@ -217,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         key = made.strip().splitlines()[-1]
         try:
             unit = "instructions (millions)" if parsed.instructions else "CPU ms"
-            if not parsed.profile:
+            if not (parsed.profile or parsed.heap):
                 print(f"{parsed.calls} calls each; {unit} per call, in one process", flush=True)
             for name in chosen:
                 probe = every[name]
@@ -225,8 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 command += ["--calls", str(parsed.calls), "--top", str(parsed.top)]
                 child_env = {**env, **dict(probe.env), "DJANGO_SETTINGS_MODULE": probe.settings}
                 out = Path(tmp) / f"callgrind.{name}"
-                if parsed.profile:
-                    command += ["--profile", name, "--callers", parsed.callers]
+                if parsed.profile or parsed.heap:
+                    if parsed.profile:
+                        command += ["--profile", name, "--callers", parsed.callers]
                 elif parsed.instructions:
                     # Counting starts after the warm-up, when the child turns it on.
                     command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
@@ -235,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 done = subprocess.run(
                     command,
                     env=child_env,
-                    capture_output=not parsed.profile,
+                    capture_output=not (parsed.profile or parsed.heap),
                     text=True,
                     check=False,
                 )
@@ -245,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if parsed.instructions:
                     count = instructions(out) / parsed.calls / 1e6
                     print(f"{name:16} {count:6.3f}  {probe.label}", flush=True)
-                elif not parsed.profile:
+                elif not (parsed.profile or parsed.heap):
                     cpu = float(done.stdout.strip().splitlines()[-1])
                     print(f"{name:16} {cpu:6.3f}  {probe.label}", flush=True)
         finally:
