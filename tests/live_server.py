@@ -109,6 +109,18 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+def run_script(env: dict[str, str], script: str) -> str:
+    """Run Python ``script`` in the host's ``manage.py shell``; what it printed.
+
+    Django 5.2's shell imports the models first (and says so); ``--no-imports`` keeps the
+    output to what the script prints. Earlier versions import nothing and lack the flag.
+    """
+    import django
+
+    quiet = ["--no-imports"] if django.VERSION >= (5, 2) else []
+    return manage(env, "shell", *quiet, "-c", script)
+
+
 def tail(path: Path, lines: int, absent: str) -> str:
     """The last ``lines`` lines of a log file, or ``absent`` when there is none."""
     try:

@@ -23,7 +23,7 @@ from tests.browser import (
     contrast_problems,
 )
 from tests.browser import scrolls_sideways as sideways
-from tests.live_server import LiveServer, manage
+from tests.live_server import LiveServer, manage, run_script
 from tests.oauth_helpers import callback_listener, query_of
 from tests.test_oauth_live import pkce_pair, register
 
@@ -88,7 +88,7 @@ def mcp_status(server: LiveServer, credential: str) -> int:
 
 
 def shell(server: LiveServer, script: str) -> Any:
-    output = manage(server.env, "shell", "--no-imports", "-c", script)
+    output = run_script(server.env, script)
     return json.loads(output.strip().splitlines()[-1])
 
 
@@ -341,7 +341,7 @@ ToolTask.objects.create(
 
 
 def test_admin_task_list_page(page: Any, server: LiveServer) -> None:
-    manage(server.env, "shell", "--no-imports", "-c", TASK_ROW)
+    run_script(server.env, TASK_ROW)
     page.set_viewport_size(DESKTOP)
     admin_sign_in(page, server, "/admin/mcp_endpoint/tooltask/")
     row = page.locator("#result_list tbody tr").filter(has_text="browser-task-1")

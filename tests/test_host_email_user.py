@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from tests.browser import ADMIN_HEADER, DESKTOP, PHONE, assert_readable, chromium
-from tests.live_server import ROOT, LiveServer, manage
+from tests.live_server import ROOT, LiveServer, manage, run_script
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer,
     try:
         manage(live.env, "collectstatic", "--noinput", "-v", "0")
         live.start()
-        output = manage(live.env, "shell", "--no-imports", "-c", USERS)
+        output = run_script(live.env, USERS)
         yield live, json.loads(output.strip().splitlines()[-1])
     finally:
         live.stop()

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.live_server import LiveServer, manage
+from tests.live_server import LiveServer, run_script
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +49,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     root = Path(__file__).resolve().parent.parent
     env = {"DJANGO_SETTINGS_MODULE": "tests.hosts.settings", "PYTHONPATH": str(root)}
     with LiveServer(workdir, workers=1, env=env) as server:
-        output = manage(server.env, "shell", "--no-imports", "-c", SEED)
+        output = run_script(server.env, SEED)
         facts = json.loads(output.strip().splitlines()[-1])
         yield Host(server, facts["key"], facts["snippet"])
 

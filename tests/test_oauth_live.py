@@ -35,7 +35,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from tests.live_server import ROOT, LiveServer, manage
+from tests.live_server import ROOT, LiveServer, manage, run_script
 from tests.oauth_helpers import (
     Browser,
     DocumentServer,
@@ -90,7 +90,7 @@ def server(
 
 def shell_json(server: LiveServer, script: str) -> Any:
     """What a ``manage.py shell`` script printed as JSON on its last line."""
-    output = manage(server.env, "shell", "--no-imports", "-c", script)
+    output = run_script(server.env, script)
     return json.loads(output.strip().splitlines()[-1])
 
 
