@@ -1,15 +1,11 @@
--- wrk script for the memory row: a mix of MCP messages and REST requests, cycled in order,
--- and each thread stops after its share of WRK_REQUESTS answers.
+-- wrk script for the memory row: a mix of MCP messages and REST requests, cycled in order
+-- for as long as wrk runs (-d). It never stops a thread early: a stopped thread keeps its
+-- connections open, and a sync worker that accepted one would wait on it.
 local paths = {}
 local bodies = {}
 local index = 0
-local done = 0
-local limit = 0
 
 function init(args)
-  local total = tonumber(os.getenv("WRK_REQUESTS") or "100000")
-  local threads = tonumber(os.getenv("WRK_THREADS") or "1")
-  limit = math.ceil(total / threads)
   local mix = os.getenv("WRK_MIX")
   -- WRK_MIX: lines of "PATH<TAB>BODY"; an empty body means a GET.
   for line in string.gmatch(mix, "[^\n]+") do
@@ -32,11 +28,4 @@ function request()
   end
   headers["Content-Type"] = "application/json"
   return wrk.format("POST", paths[index], headers, body)
-end
-
-function response(status, headers, body)
-  done = done + 1
-  if done >= limit then
-    wrk.thread:stop()
-  end
 end

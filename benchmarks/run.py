@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -664,6 +665,8 @@ MIX = [
     ("/health", ""),
 ]
 MEMORY_TARGET_MIB = 5.0
+WARM_UP_SECONDS = 10
+MEMORY_SECONDS_LIMIT = 3000
 
 
 def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -> tuple[bool, str]:
@@ -675,22 +678,23 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
         server.wait_ready()
         print(f"\n== memory: gunicorn -w 2, {options.memory_requests:,} mixed requests", flush=True)
 
-        def drive(requests: int) -> WrkRun:
-            script_env = {
-                "WRK_REQUESTS": str(requests),
-                "WRK_THREADS": str(threads),
-                "WRK_MIX": mix,
-            }
-            # Bounded by time as well: the script stops each thread after its share.
-            seconds = max(30, requests // 50)
+        def drive(seconds: int) -> WrkRun:
+            # Bounded by time only: a wrk thread stopped after a count of answers keeps its
+            # connections open, and a sync worker that accepted one waits on it until
+            # gunicorn's timeout kills it.
+            script_env = {"WRK_MIX": mix}
             return run_wrk(
                 server.base, None, key, seconds, threads, options.connections, script_env
             )
 
-        drive(max(2000, options.memory_requests // 20))
+        warm_up = drive(WARM_UP_SECONDS)
+        # Long enough for the requests asked, at the warm-up's rate and a margin.
+        seconds = max(10, math.ceil(options.memory_requests / max(warm_up.rate, 1.0) * 1.1))
+        seconds = min(seconds, MEMORY_SECONDS_LIMIT)
+        print(f"warm-up: {warm_up.requests:,} requests; now {seconds} s", flush=True)
         before = {pid: rss_kib(pid) for pid in server.worker_pids()}
         anon_before = {pid: rss_kib(pid, "RssAnon") for pid in before}
-        run = drive(options.memory_requests)
+        run = drive(seconds)
         after = {pid: rss_kib(pid) for pid in server.worker_pids() if pid in before}
         anon_after = {pid: rss_kib(pid, "RssAnon") for pid in after}
     finally:
