@@ -64,6 +64,8 @@ def probes() -> list[Probe]:
         Probe("add-open", "tools/call add, no credential", "/bench/open-mcp", ADD, False),
         Probe("add", "tools/call add, API key", "/bench/mcp", ADD),
         Probe("add-cache", "tools/call add, API key, key cache on", "/bench/mcp", ADD, env=cache),
+        Probe("add-local", "tools/call add, API key, key cache in local memory", "/bench/mcp",
+              ADD, env=(*cache, ("BENCH_KEY_CACHE_LOCAL", "1"))),
         Probe("ping", "ping, API key", "/bench/mcp", PING_BODY),
         Probe("rest", "GET /api/tasks/?page=1, API key", "/api/tasks/?page=1"),
         Probe("list_tasks", "tools/call list_tasks, API key", "/mcp", LIST_TASKS),

@@ -207,13 +207,33 @@ def wsgi_setup() -> Setup:
 def keycache_setup() -> Setup:
     plain = health()
     add = Target("MCP tools/call add, with key, key cache on", "/bench/mcp", ADD)
+    local = Target(
+        "MCP tools/call add, with key, key cache in local memory",
+        "/bench/mcp",
+        ADD,
+        server="local",
+    )
+    plain_local = health(" (local-memory key cache)", server="local")
+    cached = {"BENCH_API_KEY_CACHE_SECONDS": "300"}
     return Setup(
         "keycache",
-        "gunicorn -w 2, benchmarks.settings with API_KEY_CACHE_SECONDS=300",
-        {"main": ServerSpec(env={"BENCH_API_KEY_CACHE_SECONDS": "300"})},
-        [[add, plain]],
-        [Comparison("2c. MCP add, API key, key cache on / GET /health", add, plain, 0.75)],
-        [(add, ADD_IS_FIVE)],
+        "gunicorn -w 2, benchmarks.settings with API_KEY_CACHE_SECONDS=300, in the shared "
+        "cache and in each worker's memory",
+        {
+            "main": ServerSpec(env=cached),
+            "local": ServerSpec(env={**cached, "BENCH_KEY_CACHE_LOCAL": "1"}),
+        },
+        [[add, plain], [local, plain_local]],
+        [
+            Comparison("2c. MCP add, API key, key cache on / GET /health", add, plain, 0.75),
+            Comparison(
+                "2d. MCP add, API key, key cache in local memory / GET /health",
+                local,
+                plain_local,
+                0.75,
+            ),
+        ],
+        [(add, ADD_IS_FIVE), (local, ADD_IS_FIVE)],
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from project.settings import *  # noqa: F403
-from project.settings import MCP_ENDPOINT, REST_FRAMEWORK
+from project.settings import CACHES, MCP_ENDPOINT, REST_FRAMEWORK
 
 ROOT_URLCONF = "benchmarks.urls"
 
@@ -26,3 +26,9 @@ MCP_ENDPOINT = {
     # The opt-in cache of validated keys, for the rows that measure it.
     "API_KEY_CACHE_SECONDS": int(os.environ.get("BENCH_API_KEY_CACHE_SECONDS", "0")),
 }
+
+# The key cache in each worker's own memory: no round trip, but a revocation reaches the
+# other workers only when their entry expires (system check mcp_endpoint.W040 says so).
+if os.environ.get("BENCH_KEY_CACHE_LOCAL") == "1":
+    CACHES = {**CACHES, "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    MCP_ENDPOINT["CACHE"] = "local"
