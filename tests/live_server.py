@@ -28,8 +28,14 @@ from types import TracebackType
 from typing import IO
 from urllib.parse import urlsplit, urlunsplit
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
+# The Redis that two server processes of one deployment share in the tests of legacy
+# sessions, resumable streams and subscriptions; these run in the SQLite run too, where
+# REDIS_URL is unset.
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
 
 
 def free_port() -> int:
@@ -38,6 +44,23 @@ def free_port() -> int:
         sock.bind((HOST, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def require_redis() -> str:
+    """:data:`TEST_REDIS_URL` if Redis answers there; otherwise the test is skipped, saying
+    why, except under CI, where that is a failure."""
+    reason = None
+    try:
+        import redis
+
+        redis.Redis.from_url(TEST_REDIS_URL, socket_connect_timeout=1).ping()
+    except Exception as exc:  # any failure to reach it means the same: no Redis here
+        reason = f"no Redis at {TEST_REDIS_URL} ({exc})"
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {reason}")
+        pytest.skip(reason)
+    return TEST_REDIS_URL
 
 
 def venv_command(name: str) -> str:

@@ -12,46 +12,33 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from tests.hosts.headerauth.authentication import issue
 from tests.hosts.parity import (
-    Credential,
-    CredentialClient,
+    Operation,
     call_rest,
     check_challenge,
-    check_each,
-    check_refused,
-    credential_kinds,
+    check_refused_as_no_credential,
 )
 from tests.hosts.tutorial.parity import (
     check_operation,
     each_operation,
     owner_with_snippets,
-    snapshot,
+    product_credential,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.headerauth.urls")]
 
-User = get_user_model()
-KINDS = credential_kinds(("/mcp", "/mcp-header"))
-HEADER_TOOLS = [
-    "list_header_snippets",
-    "get_header_snippet",
-    "create_header_snippet",
-    "replace_header_snippet",
-    "update_header_snippet",
-    "delete_header_snippet",
-]
-
-
-def product_token(user: Any) -> Credential:
-    return Credential(issue(user), frozenset(), header="X-Api-Token", scheme=None)
-
-
-def kind_credential(kind: str, user: Any) -> Credential:
-    return product_token(user) if kind == "product_token" else KINDS[kind](user)
+PRODUCT = product_credential(
+    "product_token",
+    issue,
+    mcp_url="/mcp-header",
+    view="header",
+    accepts="product API tokens",
+    header="X-Api-Token",
+    scheme=None,
+)
 
 
 @pytest.fixture
@@ -60,63 +47,32 @@ def people() -> tuple[Any, dict[str, int]]:
     return owner_with_snippets()
 
 
-@pytest.mark.parametrize("kind", [*sorted(KINDS), "product_token"])
+@pytest.mark.parametrize("kind", PRODUCT.every_kind)
 @each_operation
 def test_rest_and_mcp_agree_for_every_kind(
-    kind: str,
-    operation: tuple[str, str, str, dict[str, Any]],
-    client: Client,
-    people: tuple[Any, dict[str, int]],
+    kind: str, operation: Operation, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, snippets = people
-    check_operation(client, kind_credential(kind, owner), operation, snippets, "/mcp-header")
-
-
-def header_operations(pk: int) -> list[tuple[str, str, str, dict[str, Any]]]:
-    return [
-        ("list_header_snippets", "GET", "/header-snippets/", {}),
-        ("get_header_snippet", "GET", f"/header-snippets/{pk}/", {"id": pk}),
-        ("create_header_snippet", "POST", "/header-snippets/", {"code": "y = 2"}),
-        ("create_header_snippet", "POST", "/header-snippets/", {"code": "y", "language": "x"}),
-        ("replace_header_snippet", "PUT", f"/header-snippets/{pk}/", {"id": pk, "code": "z"}),
-        ("update_header_snippet", "PATCH", f"/header-snippets/{pk}/", {"id": pk, "title": "t"}),
-        ("delete_header_snippet", "DELETE", f"/header-snippets/{pk}/", {"id": pk}),
-    ]
+    check_operation(client, PRODUCT.credential(kind, owner), operation, snippets, PRODUCT.mcp_url)
 
 
 def test_the_token_only_view_takes_the_products_token(
     client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, snippets = people
-    credential = product_token(owner)
-    listed = CredentialClient(client, "/mcp-header", credential).result("tools/list")["tools"]
-    assert set(HEADER_TOOLS) <= {t["name"] for t in listed}
-    mine = check_each(
-        client,
-        credential,
-        header_operations(snippets["mine"]),
-        snapshot=snapshot,
-        mcp_url="/mcp-header",
-    )
-    assert [rest.status_code for rest, _ in mine] == [200, 200, 201, 400, 200, 200, 204]
+    mine = PRODUCT.check_own_view(client, owner, snippets["mine"])
+    assert [rest.status_code for rest, _ in mine] == [200, 200, 201, 400, 200, 200, 404, 204]
     created = mine[2][1]["structuredContent"]
     assert created["owner"] == mine[2][0].json()["owner"] == "olive"
 
 
-@pytest.mark.parametrize("mcp_url", ["/mcp", "/mcp-header"])
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("mcp_url", ["/mcp", PRODUCT.mcp_url])
+@pytest.mark.parametrize("kind", sorted(PRODUCT.app_kinds))
 def test_the_token_only_view_refuses_keys_and_oauth_tokens_through_both(
     kind: str, mcp_url: str, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, snippets = people
-    check_refused(
-        client,
-        KINDS[kind](owner),
-        header_operations(snippets["mine"]),
-        snapshot=snapshot,
-        mcp_url=mcp_url,
-        accepts="product API tokens",
-    )
+    PRODUCT.check_refused(client, kind, owner, snippets["mine"], mcp_url)
 
 
 @pytest.mark.parametrize(
@@ -128,14 +84,10 @@ def test_a_bad_product_token_is_refused_at_both_doors(
     token: Any, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, _ = people
-    credential = Credential(token(owner), frozenset(), header="X-Api-Token", scheme=None)
+    credential = PRODUCT.carrying(token(owner))
     rest = call_rest(client, credential, "GET", "/header-snippets/", {})
     assert rest.status_code in (401, 403)
-    response = CredentialClient(client, "/mcp-header", credential).request("tools/list")
-    assert response.status_code == 401
-    assert response.json()["error"]["code"] == -32001
-    challenge = response["WWW-Authenticate"]
-    assert challenge.startswith("Bearer ") and "resource_metadata=" in challenge
+    challenge = check_refused_as_no_credential(client, credential, PRODUCT.mcp_url)
     # A token was sent and refused: the client is told so; none sent, none refused.
     assert ('error="invalid_token"' in challenge) is bool(credential.bearer)
 
@@ -144,10 +96,9 @@ def test_the_endpoint_without_the_class_refuses_the_token(
     client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, _ = people
-    credential = product_token(owner)
+    credential = PRODUCT.credential(PRODUCT.kind, owner)
     assert call_rest(client, credential, "GET", "/snippets/", {}).status_code == 200
-    response = CredentialClient(client, "/mcp", credential).request("tools/list")
-    assert response.status_code == 401
+    check_refused_as_no_credential(client, credential, "/mcp")
 
 
 @pytest.mark.parametrize(

@@ -24,41 +24,35 @@ from mcp_endpoint.checks import check_settings
 from tests.hosts.parity import (
     Credential,
     CredentialClient,
+    Operation,
     api_key,
     call_rest,
     check_challenge,
-    check_each,
     check_parity,
-    check_refused,
-    credential_kinds,
+    check_refused_as_no_credential,
 )
 from tests.hosts.tutorial.parity import (
     check_operation,
     each_operation,
     owner_with_snippets,
+    product_credential,
     snapshot,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hosts.jwtauth.urls")]
 
 User = get_user_model()
-KINDS = credential_kinds(("/mcp", "/mcp-jwt"))
-JWT_TOOLS = [
-    "list_jwt_snippets",
-    "get_jwt_snippet",
-    "create_jwt_snippet",
-    "replace_jwt_snippet",
-    "update_jwt_snippet",
-    "delete_jwt_snippet",
-]
+PRODUCT = product_credential(
+    "jwt",
+    lambda user: str(AccessToken.for_user(user)),
+    mcp_url="/mcp-jwt",
+    view="jwt",
+    accepts="JSON Web Tokens",
+)
 
 
 def jwt(user: Any) -> Credential:
-    return Credential(str(AccessToken.for_user(user)), frozenset())
-
-
-def kind_credential(kind: str, user: Any) -> Credential:
-    return jwt(user) if kind == "jwt" else KINDS[kind](user)
+    return PRODUCT.credential("jwt", user)
 
 
 @pytest.fixture
@@ -71,35 +65,32 @@ def test_the_tools() -> None:
     from tests.hosts.jwtauth.urls import jwt_endpoint
 
     names = [t.name for t in jwt_endpoint.tools]
-    assert names[-6:] == JWT_TOOLS
+    assert names[-6:] == PRODUCT.tools
     assert "highlight_snippet" in names
 
 
 # -- the view that takes every kind ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", [*sorted(KINDS), "jwt"])
+@pytest.mark.parametrize("kind", PRODUCT.every_kind)
 @each_operation
 def test_rest_and_mcp_agree_for_every_kind(
-    kind: str,
-    operation: tuple[str, str, str, dict[str, Any]],
-    client: Client,
-    people: tuple[Any, dict[str, int]],
+    kind: str, operation: Operation, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, snippets = people
-    credential = kind_credential(kind, owner)
-    rest, answer = check_operation(client, credential, operation, snippets, "/mcp-jwt")
+    credential = PRODUCT.credential(kind, owner)
+    rest, answer = check_operation(client, credential, operation, snippets, PRODUCT.mcp_url)
     if kind == "jwt" and rest.status_code == 201:
         # The view saw the token's user, on both sides.
         assert rest.json()["owner"] == answer["structuredContent"]["owner"] == "olive"
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(PRODUCT.app_kinds))
 def test_keys_and_tokens_work_the_same_without_jwt_at_the_endpoint(
     kind: str, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, snippets = people
-    credential = KINDS[kind](owner)
+    credential = PRODUCT.credential(kind, owner)
     rest, _ = check_parity(
         client,
         credential,
@@ -121,10 +112,7 @@ def test_a_jwt_is_refused_by_an_endpoint_that_does_not_take_them(
     # tokens only, so the token is no credential there: 401 with the endpoint's challenge.
     credential = jwt(owner)
     assert call_rest(client, credential, "GET", "/snippets/", {}).status_code == 200
-    response = CredentialClient(client, "/mcp", credential).request("tools/list")
-    assert response.status_code == 401
-    assert response.json()["error"]["code"] == -32001
-    challenge = response["WWW-Authenticate"]
+    challenge = check_refused_as_no_credential(client, credential, "/mcp")
     assert challenge.startswith('Bearer error="invalid_token", resource_metadata="http://')
 
 
@@ -143,47 +131,18 @@ def test_the_401_names_what_each_endpoint_takes(client: Client, url: str, accept
 # -- the view that takes JSON Web Tokens only ---------------------------------------------------
 
 
-def jwt_operations(pk: int) -> list[tuple[str, str, str, dict[str, Any]]]:
-    return [
-        ("list_jwt_snippets", "GET", "/jwt-snippets/", {}),
-        ("get_jwt_snippet", "GET", f"/jwt-snippets/{pk}/", {"id": pk}),
-        ("create_jwt_snippet", "POST", "/jwt-snippets/", {"code": "y = 2"}),
-        ("create_jwt_snippet", "POST", "/jwt-snippets/", {"code": "y", "language": "cobol"}),
-        ("replace_jwt_snippet", "PUT", f"/jwt-snippets/{pk}/", {"id": pk, "code": "z"}),
-        ("update_jwt_snippet", "PATCH", f"/jwt-snippets/{pk}/", {"id": pk, "title": "t"}),
-        ("update_jwt_snippet", "PATCH", "/jwt-snippets/999999/", {"id": 999999, "title": "t"}),
-        ("delete_jwt_snippet", "DELETE", f"/jwt-snippets/{pk}/", {"id": pk}),
-    ]
-
-
-@pytest.mark.parametrize("mcp_url", ["/mcp", "/mcp-jwt"])
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("mcp_url", ["/mcp", PRODUCT.mcp_url])
+@pytest.mark.parametrize("kind", sorted(PRODUCT.app_kinds))
 def test_the_jwt_only_view_refuses_keys_and_tokens_through_both(
     kind: str, mcp_url: str, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, snippets = people
-    check_refused(
-        client,
-        KINDS[kind](owner),
-        jwt_operations(snippets["mine"]),
-        snapshot=snapshot,
-        mcp_url=mcp_url,
-        accepts="JSON Web Tokens",
-    )
+    PRODUCT.check_refused(client, kind, owner, snippets["mine"], mcp_url)
 
 
 def test_the_jwt_only_view_takes_a_jwt(client: Client, people: tuple[Any, dict[str, int]]) -> None:
     owner, snippets = people
-    credential = jwt(owner)
-    listed = CredentialClient(client, "/mcp-jwt", credential).result("tools/list")["tools"]
-    assert set(JWT_TOOLS) <= {t["name"] for t in listed}
-    outcomes = check_each(
-        client,
-        credential,
-        jwt_operations(snippets["theirs"]),
-        snapshot=snapshot,
-        mcp_url="/mcp-jwt",
-    )
+    outcomes = PRODUCT.check_own_view(client, owner, snippets["theirs"])
     statuses = [rest.status_code for rest, _ in outcomes]
     # Read, create, a bad value, another owner's snippet (the view's object permission), a
     # missing one: each answered alike on both sides.
@@ -216,15 +175,12 @@ def test_a_bad_jwt_is_refused_at_both_doors(
     make: Any, client: Client, people: tuple[Any, dict[str, int]]
 ) -> None:
     owner, _ = people
-    credential = Credential(make(owner), frozenset())
+    credential = PRODUCT.carrying(make(owner))
     rest = call_rest(client, credential, "GET", "/snippets/", {})
     assert rest.status_code == 401
     assert rest["WWW-Authenticate"] == 'Bearer realm="api"'
-    response = CredentialClient(client, "/mcp-jwt", credential).request("tools/list")
-    assert response.status_code == 401
-    assert response.json()["error"]["code"] == -32001
-    assert response["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
-    assert "resource_metadata=" in response["WWW-Authenticate"]
+    challenge = check_refused_as_no_credential(client, credential, PRODUCT.mcp_url)
+    assert challenge.startswith('Bearer error="invalid_token", ')
 
 
 # -- the order of the classes ------------------------------------------------------------------
@@ -334,7 +290,7 @@ def test_the_sdk_calls_with_a_jwt(tmp_path: Any) -> None:
         )
     finally:
         live.stop()
-    assert set(JWT_TOOLS) <= seen["tools"]
+    assert set(PRODUCT.tools) <= seen["tools"]
     assert seen["created"]["owner"] == "olive"
     assert seen["listed"]["results"] == rest.json()
     assert refused.status_code == 401

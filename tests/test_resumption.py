@@ -19,9 +19,9 @@ import pytest
 from django.test import Client
 
 from tests.conftest import MCPClient
-from tests.live_server import HOST, LiveServer, UvicornServer
+from tests.live_server import HOST, LiveServer, UvicornServer, require_redis
 from tests.test_modern import FIXTURE
-from tests.test_sessions import LEGACY, REDIS_URL, SSE, in_session, initialize, redis_missing
+from tests.test_sessions import LEGACY, SSE, in_session, initialize
 from tests.test_streaming import modern_call
 
 pytestmark = pytest.mark.django_db
@@ -186,17 +186,11 @@ def raw(port: int, method: str, body: Any = None, headers: dict[str, str] | None
 
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
-    reason = redis_missing()
-    if reason is not None:
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {reason}")
-        pytest.skip(reason)
+    redis_url = require_redis()
     workdir: Path = tmp_path_factory.mktemp("resume-two")
     env = {
         "SQLITE_PATH": str(workdir / "shared.sqlite3"),
-        "REDIS_URL": REDIS_URL,
+        "REDIS_URL": redis_url,
         "CACHE_KEY_PREFIX": f"mcp-resume-{secrets.token_hex(6)}",
         "DATABASE_URL": "",
     }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from django.test import Client
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
-from tests.live_server import HOST, LiveServer, manage
+from tests.live_server import HOST, LiveServer, manage, require_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -311,19 +310,6 @@ def test_an_answer_from_another_credential_never_arrives(
 # -- two processes, one Redis -------------------------------------------------------------------
 
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
-
-
-def redis_missing() -> str | None:
-    try:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except Exception as exc:  # any failure to reach it means the same: no Redis here
-        return f"no Redis at {REDIS_URL} ({exc})"
-    return None
-
-
 class Raw:
     """Plain HTTP to one server: status, headers and JSON body."""
 
@@ -358,15 +344,11 @@ class Raw:
 
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Raw, Raw, str, str]]:
-    reason = redis_missing()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {reason}")
-        pytest.skip(reason)
+    redis_url = require_redis()
     workdir: Path = tmp_path_factory.mktemp("sessions-two")
     env = {
         "SQLITE_PATH": str(workdir / "shared.sqlite3"),
-        "REDIS_URL": REDIS_URL,
+        "REDIS_URL": redis_url,
         "CACHE_KEY_PREFIX": f"mcp-sessions-{secrets.token_hex(6)}",
         "DEMO_MCP_SESSIONS": "1",
         "DEMO_MCP_SESSION_IDLE_SECONDS": "3",

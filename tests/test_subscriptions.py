@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import queue
 import secrets
 import urllib.request
@@ -36,10 +35,10 @@ from mcp_endpoint.protocol.server import RequestContext
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient
-from tests.live_server import HOST, UvicornServer, manage
+from tests.live_server import HOST, UvicornServer, manage, require_redis
 from tests.test_e2e_sdk import DEMO_PROJECT, create_key
 from tests.test_modern import meta
-from tests.test_sessions import LEGACY, REDIS_URL, in_session, initialize, redis_missing
+from tests.test_sessions import LEGACY, in_session, initialize
 from tests.test_streaming import parse_events
 
 pytestmark = pytest.mark.django_db
@@ -302,15 +301,11 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    reason = redis_missing()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {reason}")
-        pytest.skip(reason)
+    redis_url = require_redis()
     workdir: Path = tmp_path_factory.mktemp("subscriptions-two")
     env = {
         "SQLITE_PATH": str(workdir / "shared.sqlite3"),
-        "REDIS_URL": REDIS_URL,
+        "REDIS_URL": redis_url,
         "CACHE_KEY_PREFIX": f"mcp-subs-{secrets.token_hex(6)}",
         "DEMO_MCP_SESSIONS": "1",
         "DATABASE_URL": "",

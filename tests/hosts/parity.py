@@ -26,6 +26,9 @@ from tests.mcp_client import MCPClient
 # Fields a write stamps with the time of the call: REST and MCP run a moment apart.
 CALL_TIME_FIELDS = {"created", "updated"}
 
+# One operation on both sides: (tool, HTTP method, REST URL, the tool's arguments).
+Operation = tuple[str, str, str, dict[str, Any]]
+
 
 @dataclass(frozen=True)
 class Credential:
@@ -196,7 +199,7 @@ def check_parity(
 def check_each(
     client: Client,
     credential: Credential,
-    operations: list[tuple[str, str, str, dict[str, Any]]],
+    operations: list[Operation],
     *,
     snapshot: Callable[[], Any],
     mcp_url: str = "/mcp",
@@ -222,7 +225,7 @@ def check_each(
 def check_refused(
     client: Client,
     credential: Credential,
-    operations: list[tuple[str, str, str, dict[str, Any]]],
+    operations: list[Operation],
     *,
     snapshot: Callable[[], Any],
     mcp_url: str = "/mcp",
@@ -241,6 +244,17 @@ def check_refused(
         assert error["message"].startswith(f"This action accepts {accepts} only")
 
 
+def check_refused_as_no_credential(client: Client, credential: Credential, mcp_url: str) -> str:
+    """``tools/list`` at ``mcp_url`` refused as no credential (401, JSON-RPC -32001), with a
+    challenge that points at the resource metadata; returns the challenge."""
+    response = CredentialClient(client, mcp_url, credential).request("tools/list")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == -32001
+    challenge: str = response["WWW-Authenticate"]
+    assert challenge.startswith("Bearer ") and "resource_metadata=" in challenge
+    return challenge
+
+
 def check_challenge(client: Client, mcp_url: str, accepted: str) -> None:
     """A message without a credential at ``mcp_url``: 401 whose message names the kinds of
     credential the endpoint takes (``accepted``) and whose challenge is the endpoint's."""
@@ -249,3 +263,69 @@ def check_challenge(client: Client, mcp_url: str, accepted: str) -> None:
     assert response.status_code == 401
     assert response.json()["error"]["message"] == f"Unauthorized: this endpoint accepts {accepted}"
     assert response["WWW-Authenticate"].startswith('Bearer resource_metadata="http://')
+
+
+@dataclass(frozen=True)
+class ProductCredential:
+    """A credential the host's product issues itself (a JSON Web Token, a signed header
+    token), beside the app's API keys and OAuth tokens.
+
+    The endpoint at ``mcp_url`` lists the product's authentication class after the app's;
+    ``/mcp`` lists the app's only. One of the host's views takes the product's credential
+    only: its ``tools``, and its ``operations`` on an object (``accepts`` is how a refusal
+    names what it takes); ``snapshot`` is the data those operations may change.
+    """
+
+    kind: str
+    mint: Callable[[Any], str]
+    mcp_url: str
+    tools: list[str]
+    operations: Callable[[int], list[Operation]]
+    accepts: str
+    snapshot: Callable[[], Any]
+    header: str = "Authorization"
+    scheme: str | None = "Bearer"
+
+    @property
+    def app_kinds(self) -> dict[str, Callable[[Any], Credential]]:
+        """The app's kinds, OAuth tokens bound to both endpoints."""
+        return credential_kinds(("/mcp", self.mcp_url))
+
+    @property
+    def every_kind(self) -> list[str]:
+        return [*sorted(self.app_kinds), self.kind]
+
+    def carrying(self, secret: str) -> Credential:
+        """``secret`` sent where the product's credential goes."""
+        return Credential(secret, frozenset(), header=self.header, scheme=self.scheme)
+
+    def credential(self, kind: str, user: Any) -> Credential:
+        """A credential of ``kind`` (one of :attr:`every_kind`) for ``user``."""
+        if kind == self.kind:
+            return self.carrying(self.mint(user))
+        return self.app_kinds[kind](user)
+
+    def check_own_view(
+        self, client: Client, user: Any, pk: int
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        """The product's credential at the view that takes it only: ``tools/list`` at
+        :attr:`mcp_url` lists the view's tools, and each operation on ``pk`` is answered
+        alike on both sides (the outcomes, as :func:`check_each` returns them)."""
+        credential = self.credential(self.kind, user)
+        listed = CredentialClient(client, self.mcp_url, credential).result("tools/list")["tools"]
+        assert set(self.tools) <= {t["name"] for t in listed}
+        return check_each(
+            client, credential, self.operations(pk), snapshot=self.snapshot, mcp_url=self.mcp_url
+        )
+
+    def check_refused(self, client: Client, kind: str, user: Any, pk: int, mcp_url: str) -> None:
+        """:func:`check_refused`: the app's ``kind`` at the view that takes the product's
+        credential only, through ``mcp_url``."""
+        check_refused(
+            client,
+            self.app_kinds[kind](user),
+            self.operations(pk),
+            snapshot=self.snapshot,
+            mcp_url=mcp_url,
+            accepts=self.accepts,
+        )

@@ -1,15 +1,17 @@
 """The tutorial's snippet operations, for the hosts that serve the same snippets behind
-other authentication classes (:mod:`tests.hosts.jwtauth`, :mod:`tests.hosts.headerauth`)."""
+other authentication classes (:mod:`tests.hosts.jwtauth`, :mod:`tests.hosts.headerauth`,
+:mod:`tests.hosts.sessionauth`), and the credential of their own that the first two issue."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.hosts.parity import Credential, check_parity
+from tests.hosts.parity import Credential, Operation, ProductCredential, check_parity
 from tests.hosts.tutorial.models import Snippet
 
 
@@ -18,7 +20,7 @@ def snapshot() -> list[tuple[Any, ...]]:
 
 
 # (tool, method, url, arguments) with {mine} / {theirs} filled from the fixture.
-OPERATIONS: list[tuple[str, str, str, dict[str, Any]]] = [
+OPERATIONS: list[Operation] = [
     ("list_snippets", "GET", "/snippets/", {}),
     ("list_snippets", "GET", "/snippets/", {"page": 2}),
     ("get_snippet", "GET", "/snippets/{mine}/", {"id": "{mine}"}),
@@ -68,7 +70,7 @@ def owner_with_snippets() -> tuple[Any, dict[str, int]]:
 def check_operation(
     client: Client,
     credential: Credential,
-    operation: tuple[str, str, str, dict[str, Any]],
+    operation: Operation,
     snippets: dict[str, int],
     mcp_url: str,
 ) -> tuple[Any, dict[str, Any]]:
@@ -86,3 +88,54 @@ def check_operation(
         snapshot=snapshot,
         mcp_url=mcp_url,
     )
+
+
+def product_credential(
+    kind: str,
+    mint: Callable[[Any], str],
+    *,
+    mcp_url: str,
+    view: str,
+    accepts: str,
+    header: str = "Authorization",
+    scheme: str | None = "Bearer",
+) -> ProductCredential:
+    """The product's own credential of a host that serves these snippets; its view that
+    takes that credential only serves them at ``/{view}-snippets/``, as the tools
+    ``*_{view}_snippet(s)``."""
+    return ProductCredential(
+        kind=kind,
+        mint=mint,
+        mcp_url=mcp_url,
+        tools=product_view_tools(view),
+        operations=lambda pk: product_view_operations(view, pk),
+        accepts=accepts,
+        snapshot=snapshot,
+        header=header,
+        scheme=scheme,
+    )
+
+
+def product_view_tools(view: str) -> list[str]:
+    """The tools of the view that takes the product's credential only."""
+    one, many = f"{view}_snippet", f"{view}_snippets"
+    return [
+        f"list_{many}",
+        *(f"{verb}_{one}" for verb in ("get", "create", "replace", "update", "delete")),
+    ]
+
+
+def product_view_operations(view: str, pk: int) -> list[Operation]:
+    """Its operations on snippet ``pk``, with a bad value, and on a snippet that does not
+    exist."""
+    one, many, url = f"{view}_snippet", f"{view}_snippets", f"/{view}-snippets/"
+    return [
+        (f"list_{many}", "GET", url, {}),
+        (f"get_{one}", "GET", f"{url}{pk}/", {"id": pk}),
+        (f"create_{one}", "POST", url, {"code": "y = 2"}),
+        (f"create_{one}", "POST", url, {"code": "y", "language": "cobol"}),
+        (f"replace_{one}", "PUT", f"{url}{pk}/", {"id": pk, "code": "z"}),
+        (f"update_{one}", "PATCH", f"{url}{pk}/", {"id": pk, "title": "t"}),
+        (f"update_{one}", "PATCH", f"{url}999999/", {"id": 999999, "title": "t"}),
+        (f"delete_{one}", "DELETE", f"{url}{pk}/", {"id": pk}),
+    ]
