@@ -13,7 +13,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.html import escape
 
 from mcp_endpoint.models import AbstractAPIKey, APIKey, digest_of
 from tests.conftest import MCPClient, make_key
@@ -487,6 +489,71 @@ def test_the_task_admin_lists_tasks_with_the_credential_by_name(
     assert "API key “alice rw”" in body
     assert "completed" in body
     assert admin_client.get(f"{TASKS_LIST}add/").status_code == 403
+
+
+def make_tasks(user: Any, count: int) -> dict[str, str]:
+    """``count`` tasks of ``user``, each with a credential of its own: API keys and OAuth
+    tokens in turn, the first key deleted since; the credential's name by task id."""
+    from oauth2_provider.models import get_access_token_model, get_application_model
+
+    from mcp_endpoint.models import ToolTask
+
+    application = get_application_model().objects.create(
+        name=f"Desk {count}",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    names: dict[str, str] = {}
+    for n in range(count):
+        if n % 2:
+            token = get_access_token_model().objects.create(
+                user=user,
+                application=application,
+                token=f"task-token-{count}-{n}-0123456789abcdef",
+                scope="read",
+                expires=timezone.now() + timedelta(hours=1),
+            )
+            kind, pk = "oauth_token", token.pk
+            name = f"OAuth “Desk {count}” (client {application.client_id})"
+        else:
+            key, _ = APIKey.objects.create_key(user=user, scopes="read", name=f"key {count}-{n}")
+            kind, pk = "api_key", key.pk
+            name = f"API key “key {count}-{n}” ({key.prefix})"
+        task = ToolTask.objects.create(
+            id=f"task-{count}-{n}",
+            endpoint="mcp",
+            tool="export_project_tasks",
+            protocol_version="2026-07-28",
+            user=user,
+            credential_kind=kind,
+            credential_id=str(pk),
+            expires=timezone.now() + timedelta(hours=1),
+        )
+        names[task.pk] = name
+    APIKey.objects.filter(name=f"key {count}-0").delete()
+    names[f"task-{count}-0"] = "API key (deleted)"
+    return names
+
+
+def test_the_task_list_costs_the_same_queries_for_any_number_of_rows(
+    admin_client: Client, alice: Any
+) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    def queries_to_list(count: int) -> int:
+        ToolTask.objects.all().delete()
+        names = make_tasks(alice, count)
+        with CaptureQueriesContext(connection) as queries:
+            listing = admin_client.get(TASKS_LIST)
+        assert listing.status_code == 200
+        assert {row.pk for row in listing.context["cl"].result_list} == set(names)
+        body = listing.content.decode()
+        for name in names.values():
+            assert escape(name) in body
+        return len(queries)
+
+    assert queries_to_list(3) == queries_to_list(30)
 
 
 def test_the_task_admin_filters_and_searches(
