@@ -14,7 +14,7 @@ from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.html import escape
 
 from mcp_endpoint.models import AbstractAPIKey, APIKey, digest_of
@@ -631,6 +631,36 @@ def test_staff_see_their_own_tasks_and_cancel_only_with_the_permission(
     client.post(TASKS_LIST, post)
     assert ToolTask.objects.get(pk=waiting).status == "input_required"
     assert client.get(f"{TASKS_LIST}{waiting}/change/").status_code == 302  # not hers
+
+
+def test_the_task_admin_speaks_french(
+    admin_client: Client,
+    alice_task: Any,
+    mcp_client: Callable[..., MCPClient],
+    french: dict[str, str],
+) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    _, waiting = waiting_task(mcp_client)
+    listing = admin_client.get(TASKS_LIST, headers=french).content.decode()
+    for text in (
+        "tâches d\u2019outils",  # the title and the breadcrumbs
+        "Identifiant",  # the credential's column
+        "Dernière mise à jour",
+        "terminée",  # a status, in a row and in the filter
+        "saisie requise",
+        "Annuler les tâches en cours sélectionnées",
+    ):
+        assert text in listing, text
+    form = admin_client.get(f"{TASKS_LIST}{alice_task.pk}/change/", headers=french)
+    for text in ("Appelant", "Appel", "Dates", "Version du protocole", "Demandes de saisie"):
+        assert text in form.content.decode(), text
+    post = {"action": "cancel_selected", "_selected_action": [waiting]}
+    done = admin_client.post(TASKS_LIST, post, headers=french, follow=True)
+    assert "1 tâche annulée." in done.content.decode()
+    with translation.override("fr"):
+        assert str(ToolTask._meta.verbose_name) == "tâche d\u2019outil"
+        assert ToolTask(status="cancelled").get_status_display() == "annulée"
 
 
 def test_the_task_admin_refuses_non_staff(client: Client, alice: Any, alice_task: Any) -> None:
