@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
+from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.forms import ModelForm
@@ -25,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from mcp_endpoint import reveal
-from mcp_endpoint.calllog import describe_task_credential, redact
+from mcp_endpoint.calllog import describe_task_credential, describe_task_credentials, redact
 from mcp_endpoint.clients import client_guides
 from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.forms import APIKeyForm
@@ -369,6 +370,23 @@ def redacted_json(field: str, description: Any) -> Any:
     return show
 
 
+# Where a task of the change list's page keeps its credential's name, looked up for the
+# whole page at once (see TaskChangeList).
+CREDENTIAL_NAME_ATTRIBUTE = "_mcp_endpoint_credential_name"
+
+
+class TaskChangeList(ChangeList):
+    """The task list, with the page's credentials named together: one query per kind of
+    credential for the page, instead of one per row."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        # Evaluating result_list here fills its cache, which the template then iterates.
+        names = describe_task_credentials(self.result_list)
+        for task in self.result_list:
+            setattr(task, CREDENTIAL_NAME_ATTRIBUTE, names[task.pk])
+
+
 @admin.register(ToolTask)
 class ToolTaskAdmin(ToolTaskAdminBase):
     """Tasks of long-running tools: read-only, with an action that cancels running ones.
@@ -451,11 +469,16 @@ class ToolTaskAdmin(ToolTaskAdminBase):
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolTask]:
         return own_rows(request, super().get_queryset(request).select_related("user"))
 
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return TaskChangeList
+
     # -- columns and fields -----------------------------------------------------------------
 
     @admin.display(description=_("credential"))
     def credential(self, obj: ToolTask) -> str:
-        return describe_task_credential(obj)
+        # Named with the rest of its page on the change list; alone on the change form.
+        name = getattr(obj, CREDENTIAL_NAME_ATTRIBUTE, None)
+        return name if name is not None else describe_task_credential(obj)
 
     shown_arguments = redacted_json("arguments", _("arguments"))
     shown_input_requests = redacted_json("input_requests", _("input requests"))

@@ -23,6 +23,7 @@ from django.utils import timezone
 from mcp_endpoint import signals
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
     from django.http import HttpRequest
 
     from mcp_endpoint.authentication import Credential
@@ -141,27 +142,55 @@ def describe_credential(credential: Credential | None) -> str:
 def describe_task_credential(task: ToolTask) -> str:
     """A task's credential in words, as :func:`describe_credential` names it, from the
     reference the task keeps; a key or token deleted since is named by its kind."""
-    from mcp_endpoint.authentication import Credential
-    from mcp_endpoint.models import get_api_key_model
+    return describe_task_credentials([task])[task.pk]
 
-    auth: Any = None
-    if task.credential_kind == "api_key":
-        auth = get_api_key_model()._default_manager.filter(pk=task.credential_id).first()
-        if auth is None:
-            return "API key (deleted)"
-    elif task.credential_kind == "oauth_token":
+
+def describe_task_credentials(tasks: Iterable[ToolTask]) -> dict[str, str]:
+    """Each task's credential in words by task id, as :func:`describe_task_credential`
+    names it, in one query per kind of credential however many tasks there are (a page
+    of the admin's task list, say)."""
+    from mcp_endpoint.authentication import Credential
+
+    tasks = list(tasks)
+    found = {
+        kind: _credentials_by_id(
+            kind, {t.credential_id for t in tasks if t.credential_kind == kind}
+        )
+        for kind in ("api_key", "oauth_token")
+    }
+    deleted = {"api_key": "API key (deleted)", "oauth_token": "OAuth token (deleted)"}
+    names: dict[str, str] = {}
+    for task in tasks:
+        kind = task.credential_kind
+        if kind in found:
+            auth = found[kind].get(task.credential_id)
+            # The name is read from the key or token alone: no user is needed (or fetched).
+            credential = Credential(user=None, auth=auth, scopes=None)
+            names[task.pk] = deleted[kind] if auth is None else describe_credential(credential)
+        elif kind:
+            # The host's own kind: by the class that took it, as the call log names it.
+            names[task.pk] = task.authenticator.rpartition(".")[2] or kind
+        else:
+            names[task.pk] = describe_credential(None)
+    return names
+
+
+def _credentials_by_id(kind: str, ids: set[str]) -> dict[str, Any]:
+    """The API keys (``kind`` ``"api_key"``) or OAuth access tokens (``"oauth_token"``,
+    with their applications) whose primary keys, as text, are ``ids``; one query, none
+    for no ids."""
+    if not ids:
+        return {}
+    queryset: QuerySet[Any]
+    if kind == "api_key":
+        from mcp_endpoint.models import get_api_key_model
+
+        queryset = get_api_key_model()._default_manager.all()
+    else:
         from oauth2_provider.models import get_access_token_model
 
-        tokens = get_access_token_model()._default_manager.select_related("application")
-        auth = tokens.filter(pk=task.credential_id).first()
-        if auth is None:
-            return "OAuth token (deleted)"
-    elif task.credential_kind:
-        # The host's own kind: by the class that took it, as the call log names it.
-        return task.authenticator.rpartition(".")[2] or task.credential_kind
-    else:
-        return describe_credential(None)
-    return describe_credential(Credential(user=task.user, auth=auth, scopes=None))
+        queryset = get_access_token_model()._default_manager.select_related("application")
+    return {str(found.pk): found for found in queryset.filter(pk__in=ids)}
 
 
 @dataclass(frozen=True)
@@ -293,6 +322,7 @@ __all__ = [
     "client_address",
     "describe_credential",
     "describe_task_credential",
+    "describe_task_credentials",
     "prune",
     "record",
     "redact",

@@ -51,6 +51,24 @@ def _fast_passwords(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture
+def french(settings: Any) -> Iterator[dict[str, str]]:
+    """Pages in the language a request asks for (LocaleMiddleware); the headers that ask
+    for French."""
+    from django.utils import translation
+
+    middleware = list(settings.MIDDLEWARE)
+    sessions = middleware.index("django.contrib.sessions.middleware.SessionMiddleware")
+    middleware.insert(sessions + 1, "django.middleware.locale.LocaleMiddleware")
+    settings.MIDDLEWARE = middleware
+    try:
+        yield {"Accept-Language": "fr"}
+    finally:
+        # LocaleMiddleware leaves the language it chose active in this thread, where the
+        # tests that follow would then read French messages.
+        translation.deactivate()
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
     # Throttle counters live in the cache; every test starts with a fresh budget.

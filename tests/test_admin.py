@@ -13,7 +13,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test import Client
-from django.utils import timezone
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone, translation
+from django.utils.html import escape
 
 from mcp_endpoint.models import AbstractAPIKey, APIKey, digest_of
 from tests.conftest import MCPClient, make_key
@@ -489,6 +491,71 @@ def test_the_task_admin_lists_tasks_with_the_credential_by_name(
     assert admin_client.get(f"{TASKS_LIST}add/").status_code == 403
 
 
+def make_tasks(user: Any, count: int) -> dict[str, str]:
+    """``count`` tasks of ``user``, each with a credential of its own: API keys and OAuth
+    tokens in turn, the first key deleted since; the credential's name by task id."""
+    from oauth2_provider.models import get_access_token_model, get_application_model
+
+    from mcp_endpoint.models import ToolTask
+
+    application = get_application_model().objects.create(
+        name=f"Desk {count}",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    names: dict[str, str] = {}
+    for n in range(count):
+        if n % 2:
+            token = get_access_token_model().objects.create(
+                user=user,
+                application=application,
+                token=f"task-token-{count}-{n}-0123456789abcdef",
+                scope="read",
+                expires=timezone.now() + timedelta(hours=1),
+            )
+            kind, pk = "oauth_token", token.pk
+            name = f"OAuth “Desk {count}” (client {application.client_id})"
+        else:
+            key, _ = APIKey.objects.create_key(user=user, scopes="read", name=f"key {count}-{n}")
+            kind, pk = "api_key", key.pk
+            name = f"API key “key {count}-{n}” ({key.prefix})"
+        task = ToolTask.objects.create(
+            id=f"task-{count}-{n}",
+            endpoint="mcp",
+            tool="export_project_tasks",
+            protocol_version="2026-07-28",
+            user=user,
+            credential_kind=kind,
+            credential_id=str(pk),
+            expires=timezone.now() + timedelta(hours=1),
+        )
+        names[task.pk] = name
+    APIKey.objects.filter(name=f"key {count}-0").delete()
+    names[f"task-{count}-0"] = "API key (deleted)"
+    return names
+
+
+def test_the_task_list_costs_the_same_queries_for_any_number_of_rows(
+    admin_client: Client, alice: Any
+) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    def queries_to_list(count: int) -> int:
+        ToolTask.objects.all().delete()
+        names = make_tasks(alice, count)
+        with CaptureQueriesContext(connection) as queries:
+            listing = admin_client.get(TASKS_LIST)
+        assert listing.status_code == 200
+        assert {row.pk for row in listing.context["cl"].result_list} == set(names)
+        body = listing.content.decode()
+        for name in names.values():
+            assert escape(name) in body
+        return len(queries)
+
+    assert queries_to_list(3) == queries_to_list(30)
+
+
 def test_the_task_admin_filters_and_searches(
     admin_client: Client, alice_task: Any, mcp_client: Callable[..., MCPClient]
 ) -> None:
@@ -564,6 +631,36 @@ def test_staff_see_their_own_tasks_and_cancel_only_with_the_permission(
     client.post(TASKS_LIST, post)
     assert ToolTask.objects.get(pk=waiting).status == "input_required"
     assert client.get(f"{TASKS_LIST}{waiting}/change/").status_code == 302  # not hers
+
+
+def test_the_task_admin_speaks_french(
+    admin_client: Client,
+    alice_task: Any,
+    mcp_client: Callable[..., MCPClient],
+    french: dict[str, str],
+) -> None:
+    from mcp_endpoint.models import ToolTask
+
+    _, waiting = waiting_task(mcp_client)
+    listing = admin_client.get(TASKS_LIST, headers=french).content.decode()
+    for text in (
+        "tâches d\u2019outils",  # the title and the breadcrumbs
+        "Identifiant",  # the credential's column
+        "Dernière mise à jour",
+        "terminée",  # a status, in a row and in the filter
+        "saisie requise",
+        "Annuler les tâches en cours sélectionnées",
+    ):
+        assert text in listing, text
+    form = admin_client.get(f"{TASKS_LIST}{alice_task.pk}/change/", headers=french)
+    for text in ("Appelant", "Appel", "Dates", "Version du protocole", "Demandes de saisie"):
+        assert text in form.content.decode(), text
+    post = {"action": "cancel_selected", "_selected_action": [waiting]}
+    done = admin_client.post(TASKS_LIST, post, headers=french, follow=True)
+    assert "1 tâche annulée." in done.content.decode()
+    with translation.override("fr"):
+        assert str(ToolTask._meta.verbose_name) == "tâche d\u2019outil"
+        assert ToolTask(status="cancelled").get_status_display() == "annulée"
 
 
 def test_the_task_admin_refuses_non_staff(client: Client, alice: Any, alice_task: Any) -> None:

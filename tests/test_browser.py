@@ -17,6 +17,7 @@ import pytest
 from tests.browser import (
     ADMIN_HEADER,
     DESKTOP,
+    OVERFLOW_SCRIPT,
     PHONE,
     assert_readable,
     chromium,
@@ -352,3 +353,78 @@ def test_admin_task_list_page(page: Any, server: LiveServer) -> None:
     page.wait_for_load_state()
     assert page.locator("#result_list").get_by_text("browser-task-1").is_visible()
     assert_readable(page, sizes=(DESKTOP,), skip=ADMIN_HEADER)
+
+
+# -- the admin at phone width ---------------------------------------------------------------------
+
+# A row of each of the app's admin pages, with the long values a real one has: a URL-sized
+# client id and redirect URI, a call's arguments, a task's JSON result with a long line.
+ADMIN_ROWS = """
+import json
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_application_model
+from mcp_endpoint.models import APIKey, ToolCall, ToolTask
+alice = get_user_model().objects.get(username="alice")
+key, _ = APIKey.objects.create_key(user=alice, scopes="read write", name="phone width laptop")
+application = get_application_model().objects.create(
+    name="Phone width client", client_type="public", user=alice,
+    authorization_grant_type="authorization-code",
+    redirect_uris="http://127.0.0.1:53682/oauth/callback/with/a/rather/long/path/for/a/phone",
+)
+token = get_access_token_model().objects.create(
+    user=alice, application=application, token="phone-width-token-0123456789abcdef",
+    scope="read write", expires=timezone.now() + timedelta(hours=1),
+    resource=["http://127.0.0.1:8000/mcp"],
+)
+arguments = {"project_id": 1, "title": "A task title long enough to need wrapping on a phone"}
+call = ToolCall.objects.create(
+    endpoint="mcp", tool="create_task", user=alice, credential=f"API key {key.prefix}",
+    client_name="Claude Code", client_version="2.1.0", user_agent="claude-code/2.1.0 (cli)",
+    ip="127.0.0.1", outcome="ok", duration_ms=12.5, arguments=arguments,
+)
+csv = "id,title,status,priority,assignee,created,updated\\n" + "\\n".join(
+    f"{n},Task number {n} with a long title,open,2,bob,2026-11-30,2026-12-01" for n in range(5)
+)
+task = ToolTask.objects.create(
+    id="phone-width-task-0123456789abcdef", endpoint="mcp", tool="export_project_tasks",
+    protocol_version="2026-07-28", user=alice, credential_kind="api_key",
+    credential_id=str(key.pk), arguments=arguments, status="completed",
+    result={"content": [{"type": "text", "text": csv}], "structuredContent": {"csv": csv}},
+    expires=timezone.now() + timedelta(hours=1),
+)
+print(json.dumps({"apikey": key.pk, "application": application.pk, "accesstoken": token.pk,
+    "toolcall": call.pk, "tooltask": task.pk}))
+"""
+
+
+def test_admin_pages_at_phone_width(page: Any, server: LiveServer) -> None:
+    # The change list's table scrolls inside its own box (Django's responsive admin); the
+    # page itself must not scroll sideways, and its links and buttons must stay readable.
+    rows = shell(server, ADMIN_ROWS)
+    admin_sign_in(page, server, "/admin/mcp_endpoint/apikey/")
+    paths = [
+        f"/admin/{app}/{model}/{suffix}"
+        for app, model in [
+            ("mcp_endpoint", "apikey"),
+            ("oauth2_provider", "application"),
+            ("oauth2_provider", "accesstoken"),
+            ("mcp_endpoint", "toolcall"),
+            ("mcp_endpoint", "tooltask"),
+        ]
+        for suffix in ["", f"{rows[model]}/change/"]
+    ]
+    paths.append("/admin/mcp_endpoint/apikey/add/")
+    problems = {}
+    for path in paths:
+        page.goto(server.url(path))
+        assert page.locator("#content h1").is_visible(), path
+        widths = page.evaluate(OVERFLOW_SCRIPT)
+        found = {
+            "contrast": contrast_problems(page, ADMIN_HEADER),
+            "overflow": widths if widths["scrollWidth"] > widths["clientWidth"] else None,
+        }
+        if any(found.values()):
+            problems[path] = found
+    assert problems == {}

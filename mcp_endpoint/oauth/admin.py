@@ -19,8 +19,8 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 from oauth2_provider import admin as toolkit_admin
 from oauth2_provider.models import AbstractApplication
 from oauth2_provider.settings import oauth2_settings
@@ -120,11 +120,11 @@ class AccessTokenAdmin(toolkit_admin.AccessTokenAdmin):
     )
     list_filter = ("application__registration_source", "application")
 
-    @admin.display(description="registered by", ordering="application__registration_source")
+    @admin.display(description=_("registered by"), ordering="application__registration_source")
     def registration_source(self, obj: Any) -> str:
         application = obj.application
         return application.get_registration_source_display() if application else "-"
 
-    @admin.display(description="resource")
+    @admin.display(description=_("resource"))
     def bound_to(self, obj: Any) -> str:
-        return " ".join(obj.resource or []) or "(any)"
+        return " ".join(obj.resource or []) or gettext("(any)")
