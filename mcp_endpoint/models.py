@@ -377,7 +377,7 @@ class ToolTask(models.Model):
         verbose_name_plural = _("tool tasks")
 
     def __str__(self) -> str:
-        return f"{self.tool} ({self.status})"
+        return f"{self.tool} ({self.get_status_display()})"
 
 
 # Kept in the OAuth package with the code that uses it; imported here so Django finds it.

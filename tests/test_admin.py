@@ -661,6 +661,8 @@ def test_the_task_admin_speaks_french(
     with translation.override("fr"):
         assert str(ToolTask._meta.verbose_name) == "tâche d\u2019outil"
         assert ToolTask(status="cancelled").get_status_display() == "annulée"
+        # The change form's title names the status in the reader's language too.
+        assert str(ToolTask(tool="export", status="completed")) == "export (terminée)"
 
 
 def test_the_task_admin_refuses_non_staff(client: Client, alice: Any, alice_task: Any) -> None:
