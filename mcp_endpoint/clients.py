@@ -45,9 +45,57 @@ def client_guides(url: str, server_name: str, key: str | None = None) -> list[Cl
     name = server_key(server_name)
     secret = key or _("YOUR_API_KEY")
     bearer = f"Bearer {secret}"
-    headers = {"Authorization": bearer}
-    cursor = {"mcpServers": {name: {"url": url, "headers": headers}}}
-    vscode = {"servers": {name: {"type": "http", "url": url, "headers": headers}}}
+    server = {"url": url, "headers": {"Authorization": bearer}}
+    # Browser connectors sign in with OAuth: all they need is the URL.
+    connectors = [
+        (
+            "claude",
+            _("Claude (claude.ai and Claude Desktop)"),
+            (
+                _("Open Settings, then Connectors, and choose Add custom connector."),
+                _("Paste the URL below as the server URL, and add the connector."),
+                _("Choose Connect, sign in here if asked, and allow the access it asks for."),
+            ),
+        ),
+        (
+            "chatgpt",
+            "ChatGPT",
+            (
+                _(
+                    "Open Settings, then Apps & Connectors; under Advanced settings, turn on "
+                    "developer mode."
+                ),
+                _("Create a connector with the URL below, and OAuth as its authentication."),
+                _("Sign in here when ChatGPT sends you, and allow the access it asks for."),
+            ),
+        ),
+    ]
+    # Editors read the server from a JSON file: with its headers entry they send the key,
+    # without it they sign in with OAuth.
+    config_files = [
+        (
+            "cursor",
+            "Cursor",
+            _(
+                "Add this to ~/.cursor/mcp.json (every project) or .cursor/mcp.json (one "
+                "project), under mcpServers, then restart Cursor."
+            ),
+            "mcp.json",
+            {"mcpServers": {name: server}},
+            _("Without the headers entry, Cursor signs in with OAuth instead."),
+        ),
+        (
+            "vscode",
+            "VS Code",
+            _(
+                "Add this to .vscode/mcp.json in your workspace, under servers, and start "
+                "the server from the file or the MCP view."
+            ),
+            ".vscode/mcp.json",
+            {"servers": {name: {"type": "http", **server}}},
+            _("Without the headers entry, VS Code signs in with OAuth instead."),
+        ),
+    ]
     return [
         ClientGuide(
             slug="claude-code",
@@ -63,60 +111,28 @@ def client_guides(url: str, server_name: str, key: str | None = None) -> list[Cl
                 "/mcp in Claude Code and choose to authenticate."
             ),
         ),
-        ClientGuide(
-            slug="claude",
-            name=_("Claude (claude.ai and Claude Desktop)"),
-            auth=OAUTH,
-            steps=(
-                _("Open Settings, then Connectors, and choose Add custom connector."),
-                _("Paste the URL below as the server URL, and add the connector."),
-                _("Choose Connect, sign in here if asked, and allow the access it asks for."),
-            ),
-            snippet=url,
-            snippet_label=_("Connector URL"),
+        *(
+            ClientGuide(
+                slug=slug,
+                name=client,
+                auth=OAUTH,
+                steps=steps,
+                snippet=url,
+                snippet_label=_("Connector URL"),
+            )
+            for slug, client, steps in connectors
         ),
-        ClientGuide(
-            slug="chatgpt",
-            name="ChatGPT",
-            auth=OAUTH,
-            steps=(
-                _(
-                    "Open Settings, then Apps & Connectors; under Advanced settings, turn on "
-                    "developer mode."
-                ),
-                _("Create a connector with the URL below, and OAuth as its authentication."),
-                _("Sign in here when ChatGPT sends you, and allow the access it asks for."),
-            ),
-            snippet=url,
-            snippet_label=_("Connector URL"),
-        ),
-        ClientGuide(
-            slug="cursor",
-            name="Cursor",
-            auth=KEY,
-            steps=(
-                _(
-                    "Add this to ~/.cursor/mcp.json (every project) or .cursor/mcp.json (one "
-                    "project), under mcpServers, then restart Cursor."
-                ),
-            ),
-            snippet=json.dumps(cursor, indent=2),
-            snippet_label="mcp.json",
-            also=_("Without the headers entry, Cursor signs in with OAuth instead."),
-        ),
-        ClientGuide(
-            slug="vscode",
-            name="VS Code",
-            auth=KEY,
-            steps=(
-                _(
-                    "Add this to .vscode/mcp.json in your workspace, under servers, and start "
-                    "the server from the file or the MCP view."
-                ),
-            ),
-            snippet=json.dumps(vscode, indent=2),
-            snippet_label=".vscode/mcp.json",
-            also=_("Without the headers entry, VS Code signs in with OAuth instead."),
+        *(
+            ClientGuide(
+                slug=slug,
+                name=client,
+                auth=KEY,
+                steps=(step,),
+                snippet=json.dumps(config, indent=2),
+                snippet_label=path,
+                also=also,
+            )
+            for slug, client, step, path, config, also in config_files
         ),
         ClientGuide(
             slug="inspector",

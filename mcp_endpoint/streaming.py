@@ -301,12 +301,19 @@ def frames(
     return sync_events(channel, first, keepalive)
 
 
+def _opening(channel: Channel, first: Event | None) -> tuple[bytes, bool]:
+    """What a stream sends at once: the priming event when it is resumable, and ``first``
+    (in one write, as the view has both in hand); and whether that ends the stream."""
+    data, done = _frame(first)
+    return channel.priming() + data, done
+
+
+# The two loops differ only in how they wait for the next event.
+
+
 def sync_events(channel: Channel, first: Event | None, keepalive: float) -> Iterator[bytes]:
     try:
-        priming = channel.priming()
-        if priming:
-            yield priming
-        data, done = _frame(first)
+        data, done = _opening(channel, first)
         yield data
         while not done:
             data, done = _frame(channel.next_event(keepalive))
@@ -324,10 +331,7 @@ async def async_events(
     try:
         # The call runs in a thread of its own; the request's connection would sit idle.
         await sync_to_async(release_request_connections)()
-        priming = channel.priming()
-        if priming:
-            yield priming
-        data, done = _frame(first)
+        data, done = _opening(channel, first)
         yield data
         while not done:
             data, done = _frame(await wait(keepalive))
@@ -357,31 +361,52 @@ def resume(
     return sync_replay(store, stream_id, seq, keepalive)
 
 
-def _replayed(events: list[StoredEvent]) -> tuple[bytes, int | None, bool]:
-    data = b"".join(sse_event(e.message, e.event_id) for e in events if e.message is not None)
-    return data, (events[-1].seq if events else None), any(e.final for e in events)
+def _replay_poll(
+    events: list[StoredEvent],
+    alive: bool,
+    seq: int,
+    waited: float,
+    quiet_since: float,
+    keepalive: float,
+) -> tuple[bytes, int, float | None]:
+    """One poll of a resumed stream, the same for both loops below.
+
+    From the events after ``seq`` and whether the stream was alive before they were read:
+    what to send (``b""`` for nothing), the sequence number to read after next, and how long
+    to wait before that (0 for at once, None when the stream is over). ``waited`` is the last
+    wait, which a quiet stream lengthens.
+    """
+    if events:
+        data = b"".join(sse_event(e.message, e.event_id) for e in events if e.message is not None)
+        if any(e.final for e in events):
+            return data, seq, None
+        return data, events[-1].seq, 0.0
+    if not alive:
+        return b"", seq, None
+    wait = min(waited * 1.5, POLL_MAX) if waited else POLL_FIRST
+    if time.monotonic() - quiet_since >= keepalive:
+        return KEEPALIVE, seq, wait
+    return b"", seq, wait
+
+
+# The two loops differ only in how they read the store and wait. Whatever they send resets
+# the keep-alive clock, once it is sent.
 
 
 def sync_replay(store: EventStore, stream_id: str, seq: int, keepalive: float) -> Iterator[bytes]:
-    pause, quiet_since = POLL_FIRST, time.monotonic()
-    while True:
+    wait: float | None = 0.0
+    quiet_since = time.monotonic()
+    while wait is not None:
         # Asked before the events are read, so a final event written in between is not lost.
         alive = store.alive(stream_id)
-        data, last, final = _replayed(store.after(stream_id, seq))
+        data, seq, wait = _replay_poll(
+            store.after(stream_id, seq), alive, seq, wait, quiet_since, keepalive
+        )
         if data:
             yield data
-        if final:
-            return
-        if last is not None:
-            seq, pause, quiet_since = last, POLL_FIRST, time.monotonic()
-            continue
-        if not alive:
-            return
-        if time.monotonic() - quiet_since >= keepalive:
-            yield KEEPALIVE
             quiet_since = time.monotonic()
-        time.sleep(pause)
-        pause = min(pause * 1.5, POLL_MAX)
+        if wait:
+            time.sleep(wait)
 
 
 async def async_replay(
@@ -391,22 +416,16 @@ async def async_replay(
     # handed back after each read.
     after = sync_to_async(released(store.after), thread_sensitive=False)
     is_alive = sync_to_async(released(store.alive), thread_sensitive=False)
-    pause, quiet_since = POLL_FIRST, time.monotonic()
+    wait: float | None = 0.0
+    quiet_since = time.monotonic()
     await sync_to_async(release_request_connections)()
-    while True:
+    while wait is not None:
         alive = await is_alive(stream_id)
-        data, last, final = _replayed(await after(stream_id, seq))
+        data, seq, wait = _replay_poll(
+            await after(stream_id, seq), alive, seq, wait, quiet_since, keepalive
+        )
         if data:
             yield data
-        if final:
-            return
-        if last is not None:
-            seq, pause, quiet_since = last, POLL_FIRST, time.monotonic()
-            continue
-        if not alive:
-            return
-        if time.monotonic() - quiet_since >= keepalive:
-            yield KEEPALIVE
             quiet_since = time.monotonic()
-        await asyncio.sleep(pause)
-        pause = min(pause * 1.5, POLL_MAX)
+        if wait:
+            await asyncio.sleep(wait)

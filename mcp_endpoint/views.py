@@ -12,7 +12,7 @@ import logging
 import math
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
@@ -48,9 +48,14 @@ from mcp_endpoint.responses import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mcp_endpoint.interfaces import EndpointLike
 
 logger = logging.getLogger("mcp_endpoint.transport")
+
+# What a session step returns: the session entered, or None for one ended.
+StepResult = TypeVar("StepResult")
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 # Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
@@ -197,49 +202,36 @@ class MCPView(View):
 
     def delete_session(self, request: HttpRequest) -> HttpResponse:
         """``DELETE`` with sessions on: end the caller's session named by the header."""
-        assert self.endpoint is not None
-        context, refusal = self.legacy_context(request)
-        if refusal is not None:
-            return refusal
-        try:
-            sessions.end(self.endpoint, request.META.get(sessions.META_HEADER), context)
-        except sessions.SessionRefused as exc:
-            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        ended = self.session_step(request, sessions.end)
+        if isinstance(ended, HttpResponse):
+            return ended
         return empty_response(204)
-
-    def legacy_context(self, request: HttpRequest) -> tuple[RequestContext, HttpResponse | None]:
-        """The context of a session's ``GET`` or ``DELETE`` (legacy era), or a 401."""
-        credential, refusal = self.authenticate(request)
-        return RequestContext(era=LEGACY, credential=credential, transport=request), refusal
 
     def resume_stream(self, request: HttpRequest) -> HttpResponseBase:
         """``GET`` with ``Last-Event-ID`` in a session: the rest of a streamed answer."""
         assert self.endpoint is not None
-        context, refusal = self.legacy_context(request)
-        if refusal is not None:
-            return refusal
+        entered = self.session_step(request, sessions.enter)
+        if isinstance(entered, HttpResponse):
+            return entered
+        session = entered[0]
         try:
-            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
             stream = streaming.resume(
                 self.endpoint,
                 session.id,
                 request.META["HTTP_LAST_EVENT_ID"],
                 asynchronous=isinstance(request, ASGIRequest),
             )
-        except (sessions.SessionRefused, UnknownStream) as exc:
+        except UnknownStream as exc:
             return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
         return event_stream_response(stream)
 
     def session_stream(self, request: HttpRequest) -> HttpResponseBase:
         """``GET`` in a session: the stream of its resource updates."""
         assert self.endpoint is not None
-        context, refusal = self.legacy_context(request)
-        if refusal is not None:
-            return refusal
-        try:
-            session = sessions.enter(self.endpoint, request.META.get(sessions.META_HEADER), context)
-        except sessions.SessionRefused as exc:
-            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        entered = self.session_step(request, sessions.enter)
+        if isinstance(entered, HttpResponse):
+            return entered
+        session, context = entered
         limit = subscriptions.StreamLimit(self.endpoint, session.owner)
         if not limit.acquire():
             return error_response(
@@ -254,6 +246,28 @@ class MCPView(View):
         else:
             stream = subscriptions.sync_updates(self.endpoint, session.id, context, limit)
         return event_stream_response(stream)
+
+    def session_step(
+        self,
+        request: HttpRequest,
+        step: Callable[[EndpointLike, str | None, RequestContext], StepResult],
+    ) -> tuple[StepResult, RequestContext] | HttpResponse:
+        """Authenticate a session's ``GET`` or ``DELETE`` (legacy era), then run ``step``
+        (:func:`sessions.enter` or :func:`sessions.end`) on the session its header names.
+
+        The step's result and the request's context; or the refusal: 401 or 403 for the
+        credential, 400 or 404 for the session.
+        """
+        assert self.endpoint is not None
+        credential, refusal = self.authenticate(request)
+        if refusal is not None:
+            return refusal
+        context = RequestContext(era=LEGACY, credential=credential, transport=request)
+        try:
+            result = step(self.endpoint, request.META.get(sessions.META_HEADER), context)
+        except sessions.SessionRefused as exc:
+            return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
+        return result, context
 
     def authenticate(
         self, request: HttpRequest, request_id: jsonrpc.RequestId | None = None
