@@ -7,6 +7,7 @@ host lists in its REST API, so a key or a token works the same in both places.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Sequence
@@ -167,9 +168,11 @@ def note_use(key: AbstractAPIKey, *, cached: bool = False) -> None:
 
 def write_last_use(**kwargs: Any) -> None:
     """Run the UPDATEs :func:`note_use` put off; connected to ``request_finished``."""
-    pending: list[AbstractAPIKey] = _pending.__dict__.pop("keys", [])
-    if not pending:
+    if not _pending.__dict__.get("keys") or _in_event_loop():
+        # Sent from inside an event loop (an async test client closing a stream), the ORM
+        # may not run: the keys wait for the next request that finishes in a thread.
         return
+    pending: list[AbstractAPIKey] = _pending.__dict__.pop("keys")
     # Django's receiver has closed the request's connections already (it runs first): the
     # connection these UPDATEs open is closed here, or no one would close it under ASGI.
     with releasing_new_connections():
@@ -179,6 +182,14 @@ def write_last_use(**kwargs: Any) -> None:
             except DatabaseError:
                 # The answer is sent already; the time of last use may wait for the next one.
                 logger.warning("could not record the last use of API key %s", key.prefix)
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 request_finished.connect(write_last_use, dispatch_uid="mcp_endpoint.authentication.last_use")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -99,4 +100,22 @@ def test_last_use_written_after_the_request_leaves_no_connection_open(
     connection.close()  # Django's receiver of request_finished runs before this app's
     request_finished.send(sender=None)
     assert connection.connection is None
+    assert APIKey.objects.get().last_used is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_last_use_waits_when_the_request_finishes_inside_an_event_loop(alice: Any) -> None:
+    # An async client that closes a streamed answer sends request_finished from the event
+    # loop, where the ORM refuses to run: the write waits for the next request's end.
+    raw = make_key(alice)
+    key = APIKey.objects.get_for_digest(digest_of(raw))
+    assert key is not None
+    note_use(key)
+
+    async def finish_in_the_loop() -> None:
+        request_finished.send(sender=None)
+
+    asyncio.run(finish_in_the_loop())
+    assert APIKey.objects.get().last_used is None
+    request_finished.send(sender=None)
     assert APIKey.objects.get().last_used is not None
