@@ -127,3 +127,16 @@ def mcp_client(client: Client) -> Callable[..., MCPClient]:
         return MCPClient(client, url, key)
 
     return make
+
+
+@pytest.fixture
+def private_cache(settings: Any, request: pytest.FixtureRequest) -> None:
+    """A cache of this process only, for the test module's sessions, request states and
+    event logs: a test run beside this one (clearing the shared file cache) cannot pull
+    them away behind a test's back."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"mcp-endpoint-tests-{request.module.__name__}",
+        }
+    }

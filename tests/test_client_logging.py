@@ -20,17 +20,7 @@ from tests.test_sessions import LEGACY, SSE, in_session, initialize
 from tests.test_streaming import parse_events
 
 # Streamed calls run on another thread, which must see the rows the test made.
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(settings: Any) -> None:
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"mcp-endpoint-tests-{__name__}",
-        }
-    }
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("private_cache")]
 
 
 @pytest.fixture

@@ -20,22 +20,10 @@ from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
 from tests.test_modern import FIXTURE, MODERN, Modern, error_of, meta, result_of
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
 ACCEPT_NAME = {"action": "accept", "content": {"name": "Alice"}}
 ALL_CAPABILITIES = {"elicitation": {}, "sampling": {}, "roots": {}}
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(settings: Any) -> None:
-    # Sessions and used request states live in the cache: a cache of this process only, so
-    # a test run beside this one (clearing the shared file cache) cannot pull them away.
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"mcp-endpoint-tests-{__name__}",
-        }
-    }
 
 
 class Rounds(Modern):

@@ -24,17 +24,7 @@ from tests.test_modern import FIXTURE
 from tests.test_sessions import LEGACY, SSE, in_session, initialize
 from tests.test_streaming import modern_call
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(settings: Any) -> None:
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"mcp-endpoint-tests-{__name__}",
-        }
-    }
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
 
 def sse_events(raw: bytes) -> list[dict[str, Any]]:

@@ -23,22 +23,10 @@ from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
 from tests.live_server import HOST, LiveServer, manage, require_redis
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
 LEGACY = "2025-11-25"
 SSE = "application/json, text/event-stream"
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(settings: Any) -> None:
-    # Sessions live in the cache: one of this process only, so a test run beside this one
-    # (clearing the shared file cache) cannot end them behind the test's back.
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": "mcp-endpoint-tests-sessions",
-        }
-    }
 
 
 @pytest.fixture

@@ -23,22 +23,10 @@ from tests.conftest import MCPClient
 from tests.live_server import HOST, SERVERS, LiveServer
 from tests.test_modern import FIXTURE, MODERN, meta
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
 SSE = "application/json, text/event-stream"
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(settings: Any) -> None:
-    # Sessions and used request states live in the cache: a cache of this process only, so
-    # a test run beside this one (clearing the shared file cache) cannot pull them away.
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"mcp-endpoint-tests-{__name__}",
-        }
-    }
 
 
 def parse_events(raw: bytes) -> list[dict[str, Any]]:

@@ -41,17 +41,7 @@ from tests.test_modern import meta
 from tests.test_sessions import LEGACY, in_session, initialize
 from tests.test_streaming import parse_events
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(settings: Any) -> None:
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"mcp-endpoint-tests-{__name__}",
-        }
-    }
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
 
 @pytest.fixture
