@@ -11,14 +11,14 @@ ones met on the way. Playwright never downloads a browser here; the tests drive
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import django
-import pytest
+
+from tests.live_server import missing
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -120,11 +120,8 @@ def require_browser() -> None:
         reason = "Playwright is not installed (pip install the dev extras)"
     elif not CHROMIUM.exists():
         reason = "Chromium is missing: apt-get install chromium"
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but {reason}")
-    pytest.skip(reason)
+    if reason is not None:
+        missing(reason)
 
 
 @contextmanager

@@ -25,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -57,10 +57,16 @@ def require_redis() -> str:
     except Exception as exc:  # any failure to reach it means the same: no Redis here
         reason = f"no Redis at {TEST_REDIS_URL} ({exc})"
     if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {reason}")
-        pytest.skip(reason)
+        missing(reason)
     return TEST_REDIS_URL
+
+
+def missing(reason: str) -> NoReturn:
+    """Skip the test for something this machine lacks (a service, a browser, a tool),
+    saying what; under CI, where everything must be there, fail it instead."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but {reason}")
+    pytest.skip(reason)
 
 
 def venv_command(name: str) -> str:

@@ -35,7 +35,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from tests.live_server import ROOT, LiveServer, manage, run_script
+from tests.live_server import ROOT, LiveServer, manage, missing, run_script
 from tests.oauth_helpers import (
     Browser,
     DocumentServer,
@@ -243,11 +243,8 @@ AUTHORIZATION_SCENARIOS = ["authorization-server-metadata-endpoint", "authorizat
 
 def require(reason: str | None) -> None:
     """Skip for a missing tool, except under CI, where it is a failure."""
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but {reason}")
-    pytest.skip(reason)
+    if reason is not None:
+        missing(reason)
 
 
 def register(server: LiveServer, redirect_uri: str, name: str) -> str:
