@@ -87,6 +87,15 @@ def readme_snippets() -> list[tuple[str, str, str]]:
     return found
 
 
+def readme_sdk_client() -> str:
+    """The README's script that connects with the official Python SDK."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    found = [b for b in blocks if b.startswith("# client.py: the official Python SDK")]
+    assert len(found) == 1, "the README shows one client.py"
+    return found[0]
+
+
 def run(env: dict[str, str], cwd: Path, *args: str) -> str:
     done = subprocess.run(
         [*args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
@@ -171,6 +180,8 @@ def test_the_quickstart_works_on_a_fresh_project(tmp_path: Path) -> None:
         with urllib.request.urlopen(rest, timeout=10) as answer:
             assert b'"alice"' in answer.read()
         outcome = anyio.run(use_the_sdk, f"http://{HOST}:{port}/mcp", key)
+        (tmp_path / "client.py").write_text(readme_sdk_client())
+        printed = run(env, tmp_path, python, "client.py", f"http://{HOST}:{port}/mcp", key)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=15)
@@ -178,6 +189,8 @@ def test_the_quickstart_works_on_a_fresh_project(tmp_path: Path) -> None:
     assert {"list_users", "get_user", "whoami"} <= outcome["tools"]
     assert outcome["whoami"] == "alice"
     assert [u["username"] for u in outcome["users"]] == ["alice"]
+    # The README's script, run as written with the URL and the key.
+    assert {"list_users", "get_user", "whoami"} <= set(printed.strip().split(", "))
 
 
 def wait_until_serving(url: str, server: subprocess.Popen[bytes]) -> None:

@@ -1,0 +1,125 @@
+"""``./dev test`` and ``./dev matrix`` with pytest arguments that select few tests or none.
+
+The script runs in a folder of its own, beside a small suite of its own: test modules with
+the names of the extra combinations' modules (``matrix_tests`` in ``dev``) and one more,
+``test_views.py``, that only the main runs take. Its virtualenvs (``.venv``,
+``.venv-oldest``, ``.venv-newest``) run this interpreter, and what installs or lints (pip,
+ruff, mypy, ``manage.py``, apt) does nothing: what is under test is which runs pass.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.live_server import ROOT
+
+MATRIX_MODULES = [
+    "test_host_shape.py",
+    "test_rest_framework.py",
+    "test_parity.py",
+    "test_e2e_drf.py",
+    "test_tasks.py",
+    "test_e2e_sdk.py",
+    "test_e2e_modern.py",
+]
+
+A_TEST = "def test_it():\n    pass\n"
+
+
+def executable(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def checkout(tmp_path: Path, *, matrix_tests: str = A_TEST) -> Path:
+    """A folder with ``dev``, the small suite, and virtualenvs that run this interpreter."""
+    where = tmp_path / "checkout"
+    (where / "tests").mkdir(parents=True)
+    shutil.copy2(ROOT / "dev", where / "dev")
+    (where / "pytest.ini").write_text("[pytest]\n")
+    (where / "manage.py").write_text("")
+    for module in MATRIX_MODULES:
+        (where / "tests" / module).write_text(matrix_tests)
+    (where / "tests" / "test_views.py").write_text("def test_views():\n    pass\n")
+    for venv in (".venv", ".venv-oldest", ".venv-newest"):
+        bin_dir = where / venv / "bin"
+        executable(
+            bin_dir / "python",
+            '#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then exit 0; fi\n'
+            f'exec "{sys.executable}" "$@"\n',
+        )
+        executable(bin_dir / "pytest", f'#!/bin/sh\nexec "{sys.executable}" -m pytest "$@"\n')
+        for lint in ("ruff", "mypy"):
+            executable(bin_dir / lint, "#!/bin/sh\nexit 0\n")
+    # Present, so that nothing is installed with apt.
+    for command in ("chromium", "redis-server"):
+        executable(tmp_path / "path" / command, "#!/bin/sh\nexit 0\n")
+    return where
+
+
+def dev(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"CI", "DJANGO_SETTINGS_MODULE", "PYTHONPATH", "DATABASE_URL", "REDIS_URL"}
+    }
+    env["PATH"] = f"{where.parent / 'path'}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHON_OLDEST"] = env["PYTHON_NEWEST"] = sys.executable
+    # Nothing listens on port 9: the PostgreSQL run is skipped, as on a laptop without it.
+    env["PG_URL"] = "postgres://postgres@127.0.0.1:9/postgres"
+    return subprocess.run(
+        [str(where / "dev"), *args],
+        cwd=where,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def said_no_test_ran(output: str, combination: str) -> bool:
+    return f"The {combination} combination ran no test: none of its tests match" in output
+
+
+def test_a_filter_that_selects_no_extra_test_passes_and_says_so(tmp_path: Path) -> None:
+    done = dev(checkout(tmp_path), "test", "-k", "views")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed, 7 deselected" in done.stdout
+    assert said_no_test_ran(done.stdout, "oldest")
+    assert said_no_test_ran(done.stdout, "newest")
+
+
+def test_matrix_with_a_filter_that_selects_nothing_passes_and_says_so(tmp_path: Path) -> None:
+    done = dev(checkout(tmp_path), "matrix", "-k", "views")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert said_no_test_ran(done.stdout, "oldest")
+    assert said_no_test_ran(done.stdout, "newest")
+
+
+def test_a_filter_that_selects_extra_tests_runs_them(tmp_path: Path) -> None:
+    done = dev(checkout(tmp_path), "matrix", "-k", "test_it")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("7 passed") == 2
+    assert not said_no_test_ran(done.stdout, "oldest")
+
+
+@pytest.mark.parametrize("command", ["test", "matrix"])
+def test_a_combination_that_collects_no_test_fails(tmp_path: Path, command: str) -> None:
+    done = dev(checkout(tmp_path, matrix_tests=""), command)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "The newest combination" not in done.stdout
+
+
+def test_a_main_run_that_runs_no_test_fails_whatever_selected_nothing(tmp_path: Path) -> None:
+    done = dev(checkout(tmp_path), "test", "-k", "no_such_test")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "The oldest combination" not in done.stdout
