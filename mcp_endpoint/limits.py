@@ -4,18 +4,23 @@ One credential may hold only so many open ``GET`` streams, streamed calls and re
 its client awaiting an answer. Each cap is a count in ``CACHE`` under a key naming the
 endpoint, the kind of thing counted and the credential, so every thread of a process and
 every process of a deployment that shares the cache (Redis in production) see the same
-count; ``incr`` is atomic in Redis and under the local-memory cache's lock.
+count. The threads of one process take turns (some cache backends, the file cache among
+them, read and write to count); between processes the count is exact where ``incr`` is
+atomic, as in Redis and Memcached, and best effort elsewhere.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import TYPE_CHECKING
 
 from django.core.cache import caches
 
 if TYPE_CHECKING:
     from mcp_endpoint.interfaces import EndpointLike
+
+_counting = threading.Lock()
 
 
 class CredentialLimit:
@@ -35,18 +40,23 @@ class CredentialLimit:
 
     def acquire(self) -> bool:
         """Take one; False (and nothing taken) when the credential holds ``limit`` already."""
-        self.cache.add(self.key, 0, timeout=self.timeout)
-        try:
-            count = self.cache.incr(self.key)
-        except ValueError:  # expired between add and incr
-            self.cache.add(self.key, 1, timeout=self.timeout)
-            count = 1
-        if count > self.limit:
-            self.release()
-            return False
-        self.cache.touch(self.key, timeout=self.timeout)
-        return True
+        with _counting:
+            self.cache.add(self.key, 0, timeout=self.timeout)
+            try:
+                count = self.cache.incr(self.key)
+            except ValueError:  # expired between add and incr
+                self.cache.add(self.key, 1, timeout=self.timeout)
+                count = 1
+            if count > self.limit:
+                self._decrement()
+                return False
+            self.cache.touch(self.key, timeout=self.timeout)
+            return True
 
     def release(self) -> None:
+        with _counting:
+            self._decrement()
+
+    def _decrement(self) -> None:
         with contextlib.suppress(ValueError):  # expired meanwhile
             self.cache.decr(self.key)
