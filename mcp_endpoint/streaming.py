@@ -252,8 +252,8 @@ class Channel:
             # answer nobody would wait for.
             raise ToolError(
                 f"Not done: {pending.limit} calls of this credential are waiting for the "
-                f"client's answer already, the most there may be. Answer or cancel those, "
-                f"then call again.",
+                "client's answer already, the most there may be. Answer or cancel those, "
+                "then call again.",
                 code=TOO_MANY_WAITING,
                 limit=pending.limit,
             )
