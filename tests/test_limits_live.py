@@ -33,7 +33,7 @@ pytestmark = pytest.mark.e2e
 PENDING = {"uvicorn": 4, "gunicorn": 1}
 WORKERS = {"uvicorn": 1, "gunicorn": 3}
 # Under gunicorn, a waiting call gives up well before the worker timeout (30 s).
-SINGLE_THREADED_WAIT = 4
+SINGLE_THREADED_WAIT = 8
 FLOOD = {"uvicorn": 40, "gunicorn": 6}
 REFUSALS = {"too_many_waiting", "stream_capacity"}
 
@@ -171,17 +171,17 @@ def test_one_credential_waiting_on_its_client_stalls_nobody(deployment: Deployme
         # Others are not held back by her waiting calls.
         health, took = timed(
             lambda: urllib.request.urlopen(deployment.server.url("/health"), timeout=30).status,
-            10,
+            15,
         )
-        assert health == 200 and took < 5, took
+        assert health == 200 and took < 10, took
         listed, took = timed(
             lambda: first_message(
                 bob.send("tools/call", {"name": "list_projects", "arguments": {}})
             ),
-            15,
+            20,
         )
         assert listed["result"]["isError"] is False, listed
-        assert took < 10, took
+        assert took < 15, took
 
         if deployment.kind == "gunicorn":
             # A waiting call gives its worker back before the worker timeout (30 s).
