@@ -26,7 +26,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint import key_cache, scopes
+from mcp_endpoint import client_logging, key_cache, scopes
 from mcp_endpoint.database import releasing_new_connections
 from mcp_endpoint.models import (
     LAST_USED_RESOLUTION,
@@ -181,7 +181,11 @@ def write_last_use(**kwargs: Any) -> None:
                 key.touch()
             except DatabaseError:
                 # The answer is sent already; the time of last use may wait for the next one.
-                logger.warning("could not record the last use of API key %s", key.prefix)
+                logger.warning(
+                    "could not record the last use of API key %s",
+                    key.prefix,
+                    extra=client_logging.SERVER_ONLY,
+                )
 
 
 def _in_event_loop() -> bool:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import DatabaseError, router, transaction
 from django.utils import timezone
 
-from mcp_endpoint import signals
+from mcp_endpoint import client_logging, signals
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -246,6 +246,7 @@ def record(
             "the call log refused the arguments of %s; recording the call without them",
             tool.name,
             exc_info=True,
+            extra=client_logging.SERVER_ONLY,
         )
         row.pk = None
         row.arguments = UNLOGGABLE
@@ -253,7 +254,10 @@ def record(
             insert(row)
         except DatabaseError:
             logger.error(
-                "could not record the call of %s in the call log", tool.name, exc_info=True
+                "could not record the call of %s in the call log",
+                tool.name,
+                exc_info=True,
+                extra=client_logging.SERVER_ONLY,
             )
             return None
     return row

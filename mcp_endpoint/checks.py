@@ -466,6 +466,10 @@ SECONDS_KEYS = (
     "STREAM_RESUME_SECONDS",
     "STREAMS_PER_CREDENTIAL",
     "LOG_RETENTION_DAYS",
+    "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT",
+    "STREAMED_CALLS_PER_CREDENTIAL",
+    "PENDING_CLIENT_REQUESTS_PER_CREDENTIAL",
+    "STREAM_POOL_SIZE",
 )
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {
@@ -520,9 +524,34 @@ def check_sessions_and_rounds(app_configs: Any = None, **kwargs: Any) -> list[Ch
                     id="mcp_endpoint.E008",
                 )
             )
+        if endpoint is None or "STREAMED_CALLS_PER_CREDENTIAL" in values:
+            messages.extend(_check_stream_pool(label, values, user))
         if endpoint is not None:
             messages.extend(_check_shared_cache(label, endpoint))
     return messages
+
+
+def _check_stream_pool(
+    label: str, values: dict[str, Any], user: dict[str, Any]
+) -> list[CheckMessage]:
+    """E009: one credential must not be able to take every thread of the stream pool."""
+    key = "STREAMED_CALLS_PER_CREDENTIAL"
+    cap = values.get(key, user.get(key, DEFAULTS[key]))
+    # The pool is the process's, so its size is read from MCP_ENDPOINT only.
+    pool = user.get("STREAM_POOL_SIZE", DEFAULTS["STREAM_POOL_SIZE"])
+    counts = (cap, pool)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts):
+        return []  # E007 says so
+    if cap < pool:
+        return []
+    return [
+        Error(
+            f"{label}[{key!r}] is {cap}, not below STREAM_POOL_SIZE ({pool}): one "
+            "credential could take every thread that runs streamed calls.",
+            hint="Lower it, or raise MCP_ENDPOINT['STREAM_POOL_SIZE'].",
+            id="mcp_endpoint.E009",
+        )
+    ]
 
 
 def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:

@@ -6,6 +6,10 @@ running it, reach that call's client as ``notifications/message``: at or above t
 the client chose (``logging/setLevel`` in a legacy session, ``_meta`` ``logLevel`` on a
 2026-07-28 request). Records of other calls, and of code outside any call, go nowhere new.
 
+A record meant for the server's operator only (why a request state was refused, what a
+view answered, what failed inside) carries ``extra=SERVER_ONLY`` and never reaches a
+client, whatever its logger and level: a client would learn from it what it got wrong.
+
 A Python logger still filters by its own level first: a record the logger drops (its
 effective level is above the record's) never reaches this handler, so a host that wants
 ``debug`` messages to reach clients sets the logger's level accordingly.
@@ -24,6 +28,10 @@ from typing import Any
 current_channel: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "mcp_endpoint_client_channel", default=None
 )
+
+# The ``extra`` of a record that stays in the server's log.
+SERVER_ONLY_ATTRIBUTE = "mcp_server_only"
+SERVER_ONLY: dict[str, Any] = {SERVER_ONLY_ATTRIBUTE: True}
 
 # Python levels as RFC 5424 severities, the vocabulary of notifications/message.
 PYTHON_TO_MCP = (
@@ -48,6 +56,8 @@ class ClientLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         channel = current_channel.get()
         if channel is None or channel.closed.is_set():
+            return
+        if getattr(record, SERVER_ONLY_ATTRIBUTE, False):
             return
         # The handler is installed once per process; each endpoint names its own loggers.
         if not named(record.name, channel.endpoint.settings.CLIENT_LOGGERS):

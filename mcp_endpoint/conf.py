@@ -204,8 +204,20 @@ DEFAULTS: dict[str, Any] = {
     "SUBSCRIPTIONS_REDIS_URL": None,
     "WSGI_GET_STREAMS": False,
     "STREAMS_PER_CREDENTIAL": 4,
-    # How long a tool waits for the client to answer a request sent during the call.
+    # How long a tool waits for the client to answer a request sent during the call; the
+    # bound under a WSGI server that serves one request per process at a time
+    # (wsgi.multithread false: gunicorn's sync workers), where a waiting call holds the
+    # whole worker and must end before the server's worker timeout (30 s in gunicorn).
     "CLIENT_REQUEST_TIMEOUT": 300,
+    "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT": 20,
+    # Per credential (counted in CACHE, so across processes): calls running in the stream
+    # pool (beyond, a call answers unstreamed in its request thread), and requests to the
+    # client awaiting its answer (beyond, the call ends with a tool error).
+    "STREAMED_CALLS_PER_CREDENTIAL": 8,
+    "PENDING_CLIENT_REQUESTS_PER_CREDENTIAL": 4,
+    # Threads per process that run streamed calls, started on the first one; process-wide
+    # (read from MCP_ENDPOINT only). A call that finds them all busy answers unstreamed.
+    "STREAM_POOL_SIZE": 32,
     # Long-running tools (the tasks extension): the task backend (an alias in Django's TASKS)
     # they run on, how long a task and its result are kept after creation (ttlMs, in
     # milliseconds), and how often a client is told to poll (pollIntervalMs).

@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import calllog, interfaces, outages
+from mcp_endpoint import calllog, client_logging, interfaces, outages
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -508,7 +508,7 @@ class Endpoint:
                 # Not the tool's fault, and not for the model to read: the transport answers
                 # 503 with Retry-After, and the client retries the whole request.
                 raise outages.ServiceUnavailable(kind) from exc
-            logger.exception("tool %s failed", tool.name)
+            logger.exception("tool %s failed", tool.name, extra=client_logging.SERVER_ONLY)
             return ToolError("Internal error running tool", code="internal_error").to_result()
 
     def text_budget(self, result: ToolResult) -> None:

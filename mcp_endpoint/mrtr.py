@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.core import signing
 from django.core.cache import caches
 
+from mcp_endpoint import client_logging
 from mcp_endpoint.context import ask, can_ask
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
@@ -123,7 +124,9 @@ class SignedRequestState:
 
     def refuse(self, method: str, reason: str) -> Any:
         # The reason goes to the log only: a client learns nothing about what it got wrong.
-        logger.warning("requestState refused on %s: %s", method, reason)
+        logger.warning(
+            "requestState refused on %s: %s", method, reason, extra=client_logging.SERVER_ONLY
+        )
         raise ProtocolError(
             jsonrpc.INVALID_PARAMS, INVALID_STATE, {"reason": "invalid_request_state"}
         )

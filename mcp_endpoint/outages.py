@@ -22,6 +22,7 @@ from django.core.cache import caches
 from django.db import Error as DatabaseError
 from django.db import connections
 
+from mcp_endpoint import client_logging
 from mcp_endpoint.protocol import jsonrpc
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ def report(kind: str, cause: BaseException | None, interval: float) -> None:
         kind,
         detail.strip(),
         interval,
+        extra=client_logging.SERVER_ONLY,
     )
 
 

@@ -23,7 +23,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,11 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 
 from mcp_endpoint import client_logging, outages, sessions
+from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.event_store import RETRY_MS, EventStore, StoredEvent, event_id
+from mcp_endpoint.limits import CredentialLimit
+from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import LOG_LEVELS, META_LOG_LEVEL
 from mcp_endpoint.responses import KEEPALIVE, sse_event
@@ -49,9 +52,9 @@ logger = logging.getLogger("mcp_endpoint.streaming")
 CLIENT_REQUEST_CAPABILITIES = ("elicitation", "sampling", "roots")
 DEFAULT_LEGACY_LOG_LEVEL = "info"
 
-# Calls that stream run here; a pool rather than a thread per call, so that a worker's
-# database connections are reused under CONN_MAX_AGE like a request thread's.
-_executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-stream")
+# Tool errors of a call that cannot ask its client now (see Channel.request, Unstreamed).
+TOO_MANY_WAITING = "too_many_waiting"
+STREAM_CAPACITY = "stream_capacity"
 
 # A resumed stream polls the cache: quickly at first, then at most this often.
 POLL_FIRST = 0.02
@@ -72,6 +75,102 @@ class StreamClosed(BaseException):
     """
 
 
+class StreamPool:
+    """The threads that run streamed calls: a pool rather than a thread per call, so that a
+    worker's database connections are reused under CONN_MAX_AGE like a request thread's.
+
+    Started with the first streamed call, not at import (a management command or a worker
+    that never streams starts no thread). A call is only ever handed to an idle thread: one
+    that would have to queue behind calls waiting on their clients is refused instead
+    (``reserve`` says so), so the pool never stalls a call.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.executor: ThreadPoolExecutor | None = None
+        self.idle: threading.BoundedSemaphore | None = None
+
+    def reserve(self) -> bool:
+        """Hold an idle thread for the next :meth:`run`; False when none is idle."""
+        with self.lock:
+            if self.executor is None:
+                size: int = mcp_settings.STREAM_POOL_SIZE
+                self.executor = ThreadPoolExecutor(size, thread_name_prefix="mcp-stream")
+                self.idle = threading.BoundedSemaphore(size)
+        assert self.idle is not None
+        return self.idle.acquire(blocking=False)
+
+    def cancel(self) -> None:
+        """Let go of the thread :meth:`reserve` held, unused."""
+        assert self.idle is not None
+        self.idle.release()
+
+    def run(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the thread :meth:`reserve` held, then let it go."""
+        assert self.executor is not None and self.idle is not None
+        idle = self.idle
+
+        def reserved() -> None:
+            try:
+                work()
+            finally:
+                idle.release()
+
+        self.executor.submit(reserved)
+
+    def shutdown(self) -> None:
+        """Wait for the running calls, then end the threads (and their database
+        connections); the next streamed call starts the pool anew."""
+        with self.lock:
+            executor, self.executor, self.idle = self.executor, None, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+
+stream_pool = StreamPool()
+
+
+def streamed_calls(endpoint: EndpointLike, context: RequestContext) -> CredentialLimit:
+    """The cap on the streamed calls of the caller's credential."""
+    limit: int = endpoint.settings.STREAMED_CALLS_PER_CREDENTIAL
+    return CredentialLimit(endpoint, "streamed-calls", principal(context), limit)
+
+
+def pending_requests(
+    endpoint: EndpointLike, context: RequestContext, wait: float
+) -> CredentialLimit:
+    """The cap on the requests to the client that the credential's calls await."""
+    limit: int = endpoint.settings.PENDING_CLIENT_REQUESTS_PER_CREDENTIAL
+    # A count left by a process that died waiting outlives the longest wait only briefly.
+    return CredentialLimit(
+        endpoint, "client-requests", principal(context), limit, timeout=int(wait) + 60
+    )
+
+
+def client_request_timeout(endpoint: EndpointLike, context: RequestContext) -> float:
+    """How long a call waits for its client's answer.
+
+    Under a WSGI server that serves one request per process at a time (``wsgi.multithread``
+    false, as gunicorn's sync workers), the waiting call holds the whole worker, which
+    the server kills past its own timeout: the wait ends before that.
+    """
+    timeout: float = endpoint.settings.CLIENT_REQUEST_TIMEOUT
+    meta = getattr(context.transport, "META", None)
+    if isinstance(meta, dict) and meta.get("wsgi.multithread") is False:
+        single: float = endpoint.settings.SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT
+        timeout = min(timeout, single)
+    return timeout
+
+
+def can_request(context: RequestContext) -> bool:
+    """Whether a streamed answer to this call could carry requests to its client."""
+    return (
+        not context.modern
+        and context.session is not None
+        and any(c in context.client_capabilities for c in CLIENT_REQUEST_CAPABILITIES)
+    )
+
+
 class Channel:
     """How a streamed call reaches its client: notifications and, in a session, requests."""
 
@@ -89,12 +188,7 @@ class Channel:
         if not context.modern and context.session is not None:
             self.store = EventStore(endpoint)
             self.stream_id = self.store.open(context.session.id)
-        capabilities = context.client_capabilities
-        self.can_request = (
-            not context.modern
-            and context.session is not None
-            and any(c in capabilities for c in CLIENT_REQUEST_CAPABILITIES)
-        )
+        self.can_request = can_request(context)
 
     # -- what the call sends --------------------------------------------------------------
 
@@ -151,10 +245,29 @@ class Channel:
         session = self.context.session
         if not self.can_request or session is None:
             raise ToolError("This client cannot be asked for input here.", code="input_unavailable")
+        timeout = client_request_timeout(self.endpoint, self.context)
+        pending = pending_requests(self.endpoint, self.context, timeout)
+        if not pending.acquire():
+            # Refused before anything is sent: the client is not asked a question whose
+            # answer nobody would wait for.
+            raise ToolError(
+                f"Not done: {pending.limit} calls of this credential are waiting for the "
+                "client's answer already, the most there may be. Answer or cancel those, "
+                "then call again.",
+                code=TOO_MANY_WAITING,
+                limit=pending.limit,
+            )
+        try:
+            return self.wait_for_answer(session, method, params, timeout)
+        finally:
+            pending.release()
+
+    def wait_for_answer(
+        self, session: Any, method: str, params: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
         request_id = f"mcp-{secrets.token_urlsafe(12)}"
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         store = sessions.SessionStore(self.endpoint)
-        timeout: float = self.endpoint.settings.CLIENT_REQUEST_TIMEOUT
         deadline = time.monotonic() + timeout
         pause = 0.02
         while True:
@@ -204,6 +317,40 @@ class Channel:
             self.closed.set()
 
 
+class Unstreamed:
+    """In place of a channel, for a call that wanted to stream but could not: its
+    credential runs as many streamed calls as it may, or no thread of the pool is idle.
+
+    The call runs in the request thread and answers as plain JSON; its progress and log
+    messages go nowhere. A request to its client is refused with a tool error that says
+    why, rather than the "this client cannot be asked" of a call that never streams: this
+    client can be asked, later.
+    """
+
+    def __init__(self, endpoint: EndpointLike, context: RequestContext, reason: str) -> None:
+        self.endpoint = endpoint
+        self.context = context
+        self.reason = reason
+        self.closed = threading.Event()
+        self.can_request = can_request(context)
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    def log(self, level: str, data: Any, logger: str = "mcp") -> None:
+        pass
+
+    def close_stream(self) -> bool:
+        return False
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise ToolError(
+            f"Not done: {self.reason}, so this call cannot ask the client for input now. "
+            "Let those calls finish, then call again.",
+            code=STREAM_CAPACITY,
+        )
+
+
 def log_threshold(endpoint: EndpointLike, context: RequestContext) -> str | None:
     """The lowest level to send, or None for no log messages at all.
 
@@ -240,28 +387,50 @@ def wanted(
         not context.modern or (isinstance(meta, dict) and meta.get(META_LOG_LEVEL))
     ):
         return True
-    capabilities = context.client_capabilities
-    return (
-        not context.modern
-        and context.session is not None
-        and any(c in capabilities for c in CLIENT_REQUEST_CAPABILITIES)
-    )
+    return can_request(context)
 
 
-def start(endpoint: EndpointLike, message: dict[str, Any], context: RequestContext) -> Channel:
-    """Run the call in a worker; the transport reads what it produces from the channel."""
-    channel = Channel(endpoint, context)
+def start(
+    endpoint: EndpointLike, message: dict[str, Any], context: RequestContext
+) -> Channel | None:
+    """Run the call in the stream pool; the transport reads what it produces from the
+    channel. None when the call cannot stream now (its credential holds
+    ``STREAMED_CALLS_PER_CREDENTIAL`` streamed calls, or no thread of the pool is idle):
+    ``context.channel`` is then an :class:`Unstreamed` and the caller answers the call
+    itself, as plain JSON, in the request thread.
+    """
+    held = streamed_calls(endpoint, context)
+    if not held.acquire():
+        reason = f"this credential runs {held.limit} streamed calls already, the most it may"
+        context.channel = Unstreamed(endpoint, context, reason)
+        return None
+    if not stream_pool.reserve():
+        held.release()
+        reason = "every thread that runs streamed calls on this server is busy"
+        context.channel = Unstreamed(endpoint, context, reason)
+        return None
+    try:
+        channel = Channel(endpoint, context)
+    except BaseException:
+        stream_pool.cancel()
+        held.release()
+        raise
     context.channel = channel
     if endpoint.settings.LOGGING:
         client_logging.install(endpoint.settings.CLIENT_LOGGERS)
-    _executor.submit(run_call, endpoint, message, context, channel)
+    stream_pool.run(lambda: run_call(endpoint, message, context, channel, held))
     return channel
 
 
 def run_call(
-    endpoint: EndpointLike, message: dict[str, Any], context: RequestContext, channel: Channel
+    endpoint: EndpointLike,
+    message: dict[str, Any],
+    context: RequestContext,
+    channel: Channel,
+    held: CredentialLimit,
 ) -> None:
-    """The worker's side: answer the message, whatever happens, then release the database."""
+    """The worker's side: answer the message, whatever happens, then release the database
+    and the credential's hold on the pool."""
     answer: dict[str, Any] | None = None
     close_old_connections()
     try:
@@ -276,6 +445,7 @@ def run_call(
         answer = jsonrpc.error(message.get("id"), jsonrpc.INTERNAL_ERROR, "Internal error")
     finally:
         close_old_connections()
+        held.release()
         channel.finish(answer)
 
 

@@ -42,6 +42,7 @@ from django.db.models.signals import post_delete, post_save
 from django.utils.module_loading import import_string
 
 from mcp_endpoint.database import release_request_connections, released
+from mcp_endpoint.limits import CredentialLimit
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.responses import KEEPALIVE, sse_event
@@ -251,28 +252,12 @@ def unsubscribe(uri: str, context: RequestContext) -> None:
 # -- the session's GET stream ---------------------------------------------------------------
 
 
-class StreamLimit:
+class StreamLimit(CredentialLimit):
     """At most ``STREAMS_PER_CREDENTIAL`` open GET streams per credential (best effort:
     the count lives in the cache, so every process shares it)."""
 
     def __init__(self, endpoint: EndpointLike, owner: str) -> None:
-        self.cache = caches[endpoint.settings.CACHE]
-        self.key = f"mcp_endpoint:streams:{endpoint.name}:{owner}"
-        self.limit: int = endpoint.settings.STREAMS_PER_CREDENTIAL
-        # A process that dies holding streams leaves its count behind; it ages out.
-        self.timeout = 3600
-
-    def acquire(self) -> bool:
-        self.cache.add(self.key, 0, timeout=self.timeout)
-        if self.cache.incr(self.key) > self.limit:
-            self.release()
-            return False
-        self.cache.touch(self.key, timeout=self.timeout)
-        return True
-
-    def release(self) -> None:
-        with contextlib.suppress(ValueError):  # expired meanwhile
-            self.cache.decr(self.key)
+        super().__init__(endpoint, "streams", owner, endpoint.settings.STREAMS_PER_CREDENTIAL)
 
 
 def update_message(uri: str, subscription_id: Any = None) -> dict[str, Any]:

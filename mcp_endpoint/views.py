@@ -486,14 +486,11 @@ class MCPView(View):
         """One message's answer: streamed (SSE) when it may be, plain JSON otherwise."""
         assert self.endpoint is not None
         if not streaming.wanted(self.endpoint, request, message, context):
-            try:
-                answer = self.endpoint.handle(message, context)
-            except outages.ServiceUnavailable as exc:
-                answer = outages.error_body(
-                    jsonrpc.request_id_of(message), exc, self.endpoint.settings
-                )
-            return answer_response(answer, context.era)
+            return self.respond_plain(message, context)
         channel = streaming.start(self.endpoint, message, context)
+        if channel is None:
+            # The credential (or this process) runs as many streamed calls as it may.
+            return self.respond_plain(message, context)
         keepalive: float = self.endpoint.settings.STREAM_KEEPALIVE_SECONDS
         # A call that ends before saying anything is answered as plain JSON.
         first = channel.next_event(keepalive)
@@ -503,6 +500,14 @@ class MCPView(View):
         return event_stream_response(
             streaming.frames(channel, first, keepalive, asynchronous=asynchronous)
         )
+
+    def respond_plain(self, message: Any, context: RequestContext) -> HttpResponseBase:
+        assert self.endpoint is not None
+        try:
+            answer = self.endpoint.handle(message, context)
+        except outages.ServiceUnavailable as exc:
+            answer = outages.error_body(jsonrpc.request_id_of(message), exc, self.endpoint.settings)
+        return answer_response(answer, context.era)
 
     def answer_batch(
         self,

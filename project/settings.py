@@ -16,7 +16,9 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DEMO_EXPORT_PACE_SECONDS``: a pause after each row of the CSV export (0 by default), so
   that a demonstration (or a test) can watch it work, cancel it or revoke its key.
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
-  ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
+  ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them;
+  ``DEMO_MCP_STREAMED_CALLS``, ``DEMO_MCP_PENDING``, ``DEMO_MCP_SINGLE_THREADED_WAIT`` set
+  the per-credential caps and the wait for a client's answer under sync workers).
 """
 
 from __future__ import annotations
@@ -267,6 +269,12 @@ MCP_ENDPOINT = {
     "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "1") == "1",
     "SESSION_IDLE_SECONDS": int(os.environ.get("DEMO_MCP_SESSION_IDLE_SECONDS", "600")),
     "SESSIONS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_SESSIONS_PER_CREDENTIAL", "8")),
+    # What one credential's calls may hold while they stream or wait on the client.
+    "STREAMED_CALLS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_STREAMED_CALLS", "8")),
+    "PENDING_CLIENT_REQUESTS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_PENDING", "4")),
+    "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT": int(
+        os.environ.get("DEMO_MCP_SINGLE_THREADED_WAIT", "20")
+    ),
     # Clients may ask for log messages (logging/setLevel): the app's records and the
     # tracker's own, sent on a streamed call's answer.
     "LOGGING": True,

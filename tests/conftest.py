@@ -24,7 +24,7 @@ def _release_stream_workers(django_db_setup: Any) -> Iterator[None]:
     yield
     from mcp_endpoint import streaming
 
-    streaming._executor.shutdown(wait=True)
+    streaming.stream_pool.shutdown()
     gc.collect()
 
 

@@ -41,6 +41,9 @@ def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
         "STREAM_KEEPALIVE_SECONDS",
         "STREAM_RESUME_SECONDS",
         "LOG_RETENTION_DAYS",
+        "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT",
+        "STREAMED_CALLS_PER_CREDENTIAL",
+        "PENDING_CLIENT_REQUESTS_PER_CREDENTIAL",
     ],
 )
 @pytest.mark.parametrize("value", [0, -5, "600", 1.5, True])
@@ -55,6 +58,28 @@ def test_e007_positive_integers_pass(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(SESSION_IDLE_SECONDS=60, SESSIONS_PER_CREDENTIAL=1, REQUEST_STATE_TTL=30)
     make_endpoint(LOG_RETENTION_DAYS=None)
     assert messages(CHECK, "mcp_endpoint.E007") == []
+
+
+@pytest.mark.parametrize("cap", [32, 40])
+def test_e009_one_credential_cannot_take_the_whole_pool(
+    make_endpoint: MakeEndpoint, cap: int
+) -> None:
+    make_endpoint(STREAMED_CALLS_PER_CREDENTIAL=cap)
+    assert "STREAM_POOL_SIZE (32)" in only(CHECK, "mcp_endpoint.E009").msg
+
+
+def test_e009_the_pool_size_is_read_from_mcp_endpoint(settings: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "STREAM_POOL_SIZE": 4}
+    [error] = [m for m in CHECK() if m.id == "mcp_endpoint.E009"]
+    assert error.msg.startswith("MCP_ENDPOINT['STREAMED_CALLS_PER_CREDENTIAL'] is 8")
+    assert "STREAM_POOL_SIZE (4)" in error.msg
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "STREAMED_CALLS_PER_CREDENTIAL": 3}
+    assert [m for m in CHECK() if m.id == "mcp_endpoint.E009"] == []
+
+
+def test_e009_a_cap_below_the_pool_passes(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(STREAMED_CALLS_PER_CREDENTIAL=31)
+    assert messages(CHECK, "mcp_endpoint.E009") == []
 
 
 def test_e008_cache_must_exist(make_endpoint: MakeEndpoint) -> None:

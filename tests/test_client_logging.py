@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from project.tracker.models import Project, Task
-from tests.conftest import MCPClient
+from tests.conftest import MCPClient, make_key
+from tests.test_modern import meta
+from tests.test_mrtr import ACCEPT, Rounds
 from tests.test_sessions import LEGACY, SSE, in_session, initialize
-from tests.test_streaming import parse_events
+from tests.test_streaming import LOG_LEVEL, parse_events
 
 # Streamed calls run on another thread, which must see the rows the test made.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("private_cache")]
@@ -121,3 +123,60 @@ def test_loggers_not_named_are_not_sent(
     # The handler may already sit on project.tracker from an earlier test in this process;
     # the records still must not reach the client when the setting does not name it.
     assert summarize(rpc, session_id, late_project) == []
+
+
+# -- what stays in the server's log ------------------------------------------------------------
+
+
+def debug_call(rounds: Rounds, task: Task, **params: Any) -> list[dict[str, Any]]:
+    """A 2026-07-28 delete at log level debug, streamed if it says anything: its messages."""
+    caps = {"elicitation": {}}
+    response = rounds.post(
+        "tools/call",
+        {
+            "name": "delete_task",
+            "arguments": {"id": task.pk},
+            "_meta": {**meta(caps), LOG_LEVEL: "debug"},
+            **params,
+        },
+        headers={"Accept": SSE},
+        capabilities=caps,
+    )
+    if response["Content-Type"] == "text/event-stream":
+        return parse_events(b"".join(response.streaming_content))
+    return [response.json()]
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [("replayed", "minted for another credential"), ("forged", "signature")],
+)
+def test_refused_request_states_tell_the_client_no_reason(
+    mcp_client: Callable[..., MCPClient],
+    alice_key: str,
+    bob: Any,
+    project: Project,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+    how: str,
+    reason: str,
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "CONFIRM_DESTRUCTIVE_TOOLS": True}
+    task = Task.objects.get(project=project, title="Write copy")
+    alice = Rounds(mcp_client(alice_key))
+    first = alice.call("delete_task", {"id": task.pk}, capabilities={"elicitation": {}})
+    state = first.json()["result"]["requestState"]
+    caller = alice
+    if how == "replayed":
+        caller = Rounds(mcp_client(make_key(bob, "read write", name="bob")))
+    else:
+        state = state[:-4] + ("AAAA" if not state.endswith("AAAA") else "BBBB")
+    caplog.set_level(logging.DEBUG, logger="mcp_endpoint")
+    messages = debug_call(caller, task, inputResponses=ACCEPT, requestState=state)
+    # The client learns that the state is invalid, and nothing of why.
+    assert messages[-1]["error"]["data"] == {"reason": "invalid_request_state"}
+    sent = [m for m in messages if m.get("method") == "notifications/message"]
+    assert not [m for m in sent if reason in str(m) or "requestState" in str(m)], sent
+    # The operator does.
+    assert f"requestState refused on tools/call: {reason}" in caplog.text
+    assert Task.objects.filter(pk=task.pk).exists()

@@ -31,7 +31,9 @@ class RequestContext:
     # The lowest log level the client wants (modern: _meta logLevel; legacy: its session's).
     log_level: str | None = None
     # Where notifications (and, in a legacy session, requests to the client) go during the
-    # request: a streamed answer's channel, or None when the answer is plain JSON.
+    # request: a streamed answer's channel, what stands in for one when a call that wanted
+    # to stream could not (it refuses requests to the client, saying why), or None when the
+    # answer is plain JSON.
     channel: Any = None
     # The legacy session the request belongs to, when sessions are on.
     session: Any = None

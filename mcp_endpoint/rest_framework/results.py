@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.http import HttpResponseBase, StreamingHttpResponse
 
+from mcp_endpoint import client_logging
 from mcp_endpoint.protocol.content import EmbeddedResource, ResourceContents, Text, ToolResult
 from mcp_endpoint.rest_framework.descriptions import counted
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
@@ -259,7 +260,13 @@ def error_from(
         return ToolError(
             detail or "You do not have permission to do this", code="permission_denied"
         )
-    logger.error("tool %s: the view answered %s: %s", spec.name, status, detail)
+    logger.error(
+        "tool %s: the view answered %s: %s",
+        spec.name,
+        status,
+        detail,
+        extra=client_logging.SERVER_ONLY,
+    )
     return ToolError("Internal error running tool", code="internal_error")
 
 
