@@ -91,7 +91,7 @@ TERMINAL = {"completed", "failed", "cancelled"}
 # Statuses that are not HTTP: the request failed in transport, or had no answer in time.
 TRANSPORT_ERROR = 0
 HUNG = -1
-SAMPLES = 5
+SAMPLES = 3  # examples kept of each kind of problem
 
 
 # -- the proxy that can cut a service -----------------------------------------------------------
@@ -193,7 +193,11 @@ class CuttableProxy:
         return closed
 
     def restore(self) -> None:
-        self.start()
+        """Listen again, if a cut is under way."""
+        with self._lock:
+            cut = self._listener is None
+        if cut:
+            self.start()
 
     def stop(self) -> None:
         self.cut()
@@ -227,16 +231,21 @@ class Answer:
     task_id: str | None = None  # a task the server accepted to run
     fault: str | None = None  # why a 5xx is not a correct 503
     html_500: bool = False
+    internal_error: bool = False  # a tool result with isError and code internal_error
+    streamed: bool = False  # answered as an event stream
     excerpt: str = ""
 
 
 @dataclass
 class Demo:
-    """The seeded demo's facts each client needs: a key, a project and a task per user."""
+    """The seeded demo's facts each client needs, per user: a key, a seeded project and
+    one of its tasks (read, updated, exported), and a project of the run's own that the
+    creates fill (so that what is read and exported keeps its size)."""
 
     keys: list[str]
     projects: list[int]
     tasks: list[int]
+    load_projects: list[int]
 
 
 def seed(server: LiveServer) -> Demo:
@@ -253,11 +262,13 @@ def seed(server: LiveServer) -> Demo:
         "    p = Project.objects.filter(owner__username=name).order_by('pk').first()\n"
         "    t = Task.objects.filter(project=p).order_by('pk').first()\n"
         "    key = APIKey.objects.create_key(user=p.owner, scopes='read write')[1]\n"
-        "    facts.append([key, p.pk, t.pk])\n"
+        "    load = Project.objects.create(name='Fault load', owner=p.owner)\n"
+        "    facts.append([key, p.pk, t.pk, load.pk])\n"
         "print(json.dumps(facts))\n"
     )
     facts = json.loads(run_script(server.env, script).strip().splitlines()[-1])
-    return Demo([k for k, _, _ in facts], [p for _, p, _ in facts], [t for _, _, t in facts])
+    keys, projects, tasks, load_projects = (list(column) for column in zip(*facts, strict=True))
+    return Demo(keys, projects, tasks, load_projects)
 
 
 class Load:
@@ -291,6 +302,7 @@ class Load:
         kind = MIX[index % len(MIX)]
         user = (index // len(MIX)) % len(USERS)
         project, task = self.demo.projects[user], self.demo.tasks[user]
+        load_project = self.demo.load_projects[user]
         marker = self.marker(index) if kind in WRITES else None
         rpc: tuple[str, dict[str, Any] | None] | None = None
         if kind == "initialize":
@@ -320,7 +332,7 @@ class Load:
             arguments: dict[str, Any] = {
                 "list_tasks": {"project": project},
                 "get_task": {"id": task},
-                "create_task": {"project": project, "title": marker},
+                "create_task": {"project": load_project, "title": marker},
                 "update_task": {"id": task, "description": f"touched by request {index}"},
             }[kind]
             rpc = ("tools/call", {"name": kind, "arguments": arguments})
@@ -334,7 +346,8 @@ class Load:
         if kind == "rest_get":
             return kind, "GET", f"/api/tasks/{task}/", None, None, {}
         if kind == "rest_create":
-            return kind, "POST", "/api/tasks/", {"project": project, "title": marker}, marker, {}
+            body = {"project": load_project, "title": marker}
+            return kind, "POST", "/api/tasks/", body, marker, {}
         body = {"description": f"touched by request {index}"}
         return kind, "PATCH", f"/api/tasks/{task}/", body, None, {}
 
@@ -372,9 +385,12 @@ class Load:
             raw = repr(exc).encode()
         answer = Answer(kind, path, status, started - self.started, time.monotonic() - started)
         answer.marker = marker
-        answer.excerpt = raw[:300].decode(errors="replace")
-        decoded = decode(raw)
+        answer.excerpt = raw[:600].decode(errors="replace")
+        decoded = decode(raw, rpc_id)
+        answer.streamed = raw.startswith((b"event:", b"data:", b"id:", b":"))
         answer.succeeded = succeeded(kind, status, decoded)
+        if status == 200 and path == "/mcp" and not answer.succeeded:
+            answer.internal_error = "internal_error" in json.dumps(decoded)
         if answer.succeeded and kind == "export_task":
             answer.task_id = decoded["result"].get("taskId")
         if status >= 500:
@@ -418,7 +434,17 @@ class Load:
             thread.join(timeout=max(0.0, self.deadline - time.monotonic()) + self.hang_after + 5)
 
 
-def decode(raw: bytes) -> Any:
+def decode(raw: bytes, rpc_id: int | None = None) -> Any:
+    """The JSON answer; of an event stream, the message that answers ``rpc_id`` (the
+    server streams a call's answer when it has notifications to send before it)."""
+    if raw.startswith((b"event:", b"data:", b"id:", b":")):
+        answer = None
+        for line in raw.splitlines():
+            if line.startswith(b"data:"):
+                message = decode(line[5:].strip())
+                if isinstance(message, dict) and "id" in message and message["id"] == rpc_id:
+                    answer = message
+        return answer
     try:
         return json.loads(raw or b"null")
     except ValueError:
@@ -482,13 +508,17 @@ class Report:
     wrong_5xx: int = 0
     wrong_5xx_mcp: int = 0  # of wrong_5xx, those on /mcp
     html_500: int = 0
+    internal_errors: int = 0  # tool results that say internal_error (a bug, not an outage)
+    streamed: int = 0  # answers sent as an event stream (notifications before the answer)
     transport_errors: int = 0
     hung: int = 0
+    slowest: float = 0.0  # seconds, the longest any request took to be answered
     writes_succeeded: int = 0
     lost: int = 0
     duplicated: int = 0
     ambiguous: int = 0
     tracebacks: int = 0
+    outage_reports: int = 0  # the server's log lines saying a service is unreachable
     cut: list[float] = field(default_factory=list)  # seconds into the run: begin, end
     cut_connections: int = 0
     tasks_accepted: int = 0  # long-running calls answered with a task id
@@ -505,6 +535,7 @@ class Report:
         return not (
             self.wrong_5xx
             or self.html_500
+            or self.internal_errors
             or self.hung
             or self.lost
             or self.duplicated
@@ -586,8 +617,21 @@ def demo_server(
         **UNREACHABLE_RATES,
     }
     server_class = SERVERS[server_kind]
-    with server_class(workdir, workers=options.workers, env=env, ready_path="/health") as server:
-        yield server
+    try:
+        with server_class(workdir, workers=options.workers, env=env, ready_path="/health") as s:
+            yield s
+    finally:
+        forget_cache(options.redis_url, env["CACHE_KEY_PREFIX"])
+
+
+def forget_cache(url: str, prefix: str) -> None:
+    """Delete the run's keys (Django's cache keys begin with the prefix and a colon)."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 def run(server_kind: str, fault: str, options: Options, workdir: Path) -> Report:
@@ -614,9 +658,14 @@ def run(server_kind: str, fault: str, options: Options, workdir: Path) -> Report
                     target=cut_once, args=(proxy, begin, options, load, report), daemon=True
                 )
                 cutter.start()
-            load.run(options.requests, options.clients)
-            if cutter is not None:
-                cutter.join(timeout=options.cut_seconds + 10)
+            try:
+                load.run(options.requests, options.clients)
+                if cutter is not None:
+                    cutter.join(timeout=options.cut_seconds + 10)
+            finally:
+                # Whatever stopped the load, the database is dropped through its proxy.
+                database.restore()
+                cache.restore()
             report.seconds = round(time.monotonic() - load.started, 1)
             # Counted on the real PostgreSQL, not through the proxy.
             direct = urlunsplit(
@@ -678,6 +727,8 @@ def cut_once(
 
 def tally(report: Report, answers: list[Answer], counts: Counter[str], log: str) -> None:
     report.requests = len(answers)
+    report.slowest = round(max((a.elapsed for a in answers), default=0.0), 2)
+    report.outage_reports = log.count(" is unreachable (")
     statuses: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     for answer in answers:
@@ -694,9 +745,13 @@ def tally(report: Report, answers: list[Answer], counts: Counter[str], log: str)
             else:
                 report.wrong_5xx += 1
                 report.wrong_5xx_mcp += answer.path == "/mcp"
-                sample(report, answer, answer.fault)
+                sample(report, answer, f"5xx: {answer.fault}")
         if answer.html_500:
             report.html_500 += 1
+        report.streamed += answer.streamed
+        if answer.internal_error:
+            report.internal_errors += 1
+            sample(report, answer, "a tool's internal_error")
         if answer.marker is not None:
             stored = counts.get(answer.marker, 0)
             if answer.succeeded:
@@ -706,6 +761,7 @@ def tally(report: Report, answers: list[Answer], counts: Counter[str], log: str)
                     sample(report, answer, "lost: a success, and no row")
             elif stored:
                 report.ambiguous += 1
+                sample(report, answer, "ambiguous: an error, and the row exists")
             if stored > 1:
                 report.duplicated += 1
                 sample(report, answer, f"duplicated: {stored} rows")
@@ -726,7 +782,8 @@ def tally(report: Report, answers: list[Answer], counts: Counter[str], log: str)
 
 
 def sample(report: Report, answer: Answer, why: str) -> None:
-    if len(report.samples) < SAMPLES:
+    """Keep the answer as an example of ``why``, a few of each kind of problem."""
+    if sum(1 for kept in report.samples if kept["why"] == why) < SAMPLES:
         report.samples.append(
             {
                 "why": why,
@@ -745,10 +802,11 @@ def sample(report: Report, answer: Answer, why: str) -> None:
 def table(reports: list[Report]) -> str:
     head = (
         "| server | cut | requests | s | statuses | 5xx that were correct 503s "
-        "| lost | duplicated | ambiguous | hung | HTML 500 | tracebacks: server, worker "
+        "| lost | duplicated | ambiguous | hung | HTML 500 | internal_error "
+        "| tracebacks: server, worker "
         "| tasks completed | recovered after |"
     )
-    rows = [head, "|" + " --- |" * 14]
+    rows = [head, "|" + " --- |" * 15]
     for r in reports:
         fives = r.correct_503 + r.wrong_5xx
         statuses = ", ".join(f"{k}: {v}" for k, v in r.statuses.items())
@@ -765,7 +823,8 @@ def table(reports: list[Report]) -> str:
         rows.append(
             f"| {r.server} | {cut} | {r.requests} | {r.seconds} | {statuses} "
             f"| {r.correct_503} of {fives} | {r.lost} of {r.writes_succeeded} | {r.duplicated} "
-            f"| {r.ambiguous} | {r.hung} | {r.html_500} | {r.tracebacks}, {r.worker_tracebacks} "
+            f"| {r.ambiguous} | {r.hung} | {r.html_500} | {r.internal_errors} "
+            f"| {r.tracebacks}, {r.worker_tracebacks} "
             f"| {tasks} | {recovered} |"
         )
     return "\n".join(rows)
