@@ -92,7 +92,7 @@ def test_a_short_database_cut_under_load_loses_and_duplicates_nothing(tmp_path: 
         cut_at=0.3,
         hang_after=20,
         max_seconds=40,
-        task_seconds=5,
+        task_seconds=2,
         database_url=require_postgres(),
         redis_url=require_redis(),
     )
