@@ -465,6 +465,8 @@ SECONDS_KEYS = (
     "STREAM_KEEPALIVE_SECONDS",
     "STREAM_RESUME_SECONDS",
     "STREAMS_PER_CREDENTIAL",
+    "SUBSCRIPTIONS_PER_SESSION",
+    "LISTEN_MAX_URIS",
     "LOG_RETENTION_DAYS",
 )
 # Caches whose entries one process cannot see from another.

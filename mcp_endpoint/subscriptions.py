@@ -231,13 +231,24 @@ def hub_for(endpoint: EndpointLike) -> Hub:
 
 
 def subscribe(endpoint: EndpointLike, uri: str, context: RequestContext) -> None:
-    """Remember ``uri`` in the session, if the credential may read it now."""
-    if context.session is None:
+    """Remember ``uri`` (canonical) in the session, if the credential may read it now and
+    the session holds fewer than ``SUBSCRIPTIONS_PER_SESSION``."""
+    session = context.session
+    if session is None:
         raise ProtocolError(
             jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/subscribe needs a session"
         )
+    limit: int = endpoint.settings.SUBSCRIPTIONS_PER_SESSION
+    if uri not in session.subscriptions and len(session.subscriptions) >= limit:
+        # The session is loaded and saved on every request: its size is everyone's cost.
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS,
+            f"Invalid params: a session holds at most {limit} subscriptions; unsubscribe "
+            "from one first",
+            {"limit": limit},
+        )
     endpoint.read_resource(uri, context)  # -32002 when it is unknown or not readable
-    context.session.subscribe(uri)
+    session.subscribe(uri)
 
 
 def unsubscribe(uri: str, context: RequestContext) -> None:

@@ -25,7 +25,9 @@ import httpx2
 import pytest
 from django.core.signals import request_finished
 from django.db import close_old_connections, transaction
+from django.db import connection as database
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -98,6 +100,57 @@ def test_no_subscription_to_what_the_credential_cannot_read(
         assert response.status_code == 200
         assert response.json()["error"]["code"] == -32002
         assert response.json()["error"]["data"] == {"uri": uri}
+    assert stored_subscriptions(session_id) == []
+
+
+def test_a_session_holds_at_most_its_subscriptions(
+    rpc: MCPClient, settings: Any, project: Project, alice: Any
+) -> None:
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "SESSIONS": True,
+        "SUBSCRIPTIONS_PER_SESSION": 2,
+    }
+    second = Project.objects.create(name="Second", owner=alice)
+    third = Project.objects.create(name="Third", owner=alice)
+    session_id = initialize(rpc)
+    headers = in_session(session_id)
+    for uri in (board(project), board(second), board(project)):
+        assert "result" in rpc.request("resources/subscribe", {"uri": uri}, headers=headers).json()
+    response = rpc.request("resources/subscribe", {"uri": board(third)}, headers=headers)
+    assert response.json()["error"]["code"] == -32602
+    assert response.json()["error"]["data"] == {"limit": 2}
+    assert "at most 2 subscriptions" in response.json()["error"]["message"]
+    assert stored_subscriptions(session_id) == [board(project), board(second)]
+    rpc.request("resources/unsubscribe", {"uri": board(second)}, headers=headers)
+    assert (
+        "result"
+        in rpc.request("resources/subscribe", {"uri": board(third)}, headers=headers).json()
+    )
+
+
+def aliases(project: Project) -> list[str]:
+    """Other spellings of the project's board: leading zeros, percent-escaped digits."""
+    escaped = "".join(f"%{ord(c):02X}" for c in str(project.pk))
+    return [
+        f"tracker://projects/0{project.pk}/board",
+        f"tracker://projects/{'0' * 3000}{project.pk}/board",
+        f"tracker://projects/{escaped}/board",
+    ]
+
+
+def test_aliases_of_a_resource_are_one_subscription(
+    rpc: MCPClient, sessions_on: None, project: Project
+) -> None:
+    session_id = initialize(rpc)
+    headers = in_session(session_id)
+    for uri in aliases(project):
+        assert "result" in rpc.request("resources/subscribe", {"uri": uri}, headers=headers).json()
+    assert stored_subscriptions(session_id) == [board(project)]
+    unsubscribed = rpc.request(
+        "resources/unsubscribe", {"uri": aliases(project)[0]}, headers=headers
+    )
+    assert unsubscribed.json()["result"] == {}
     assert stored_subscriptions(session_id) == []
 
 
@@ -424,6 +477,42 @@ def test_listen_honours_only_readable_uris(rpc: MCPClient, project: Project, car
     )
     requested = {"resourceSubscriptions": [board(project), board(others)], "toolsListChanged": True}
     assert site.listen_filter(requested, context) == {"resourceSubscriptions": [board(project)]}
+
+
+def tracker_queries(captured: CaptureQueriesContext) -> int:
+    return sum("tracker_" in query["sql"] for query in captured.captured_queries)
+
+
+def test_a_listen_over_the_cap_is_refused_before_anything_is_read(
+    rpc: MCPClient, project: Project
+) -> None:
+    # A thousand copies of one URI: refused at once, not read a thousand times.
+    message, headers = listen_message([board(project)] * 1000)
+    with CaptureQueriesContext(database) as captured:
+        response = rpc.post(message, headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32602
+    assert error["data"] == {"limit": 32}
+    assert "at most 32 resource URIs" in error["message"]
+    assert response.json()["id"] == 5
+    assert tracker_queries(captured) == 0
+
+
+def test_a_listen_reads_each_resource_once(rpc: MCPClient, project: Project) -> None:
+    request = RequestFactory().post("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
+    context = RequestContext(
+        era="2026-07-28",
+        credential=authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES)),
+        transport=request,
+    )
+    with CaptureQueriesContext(database) as once:
+        site.listen_filter({"resourceSubscriptions": [board(project)]}, context)
+    requested = [board(project), *aliases(project), board(project)]
+    with CaptureQueriesContext(database) as aliased:
+        honoured = site.listen_filter({"resourceSubscriptions": requested}, context)
+    assert honoured == {"resourceSubscriptions": [board(project)]}
+    assert tracker_queries(aliased) == tracker_queries(once) > 0
 
 
 @pytest.mark.e2e
