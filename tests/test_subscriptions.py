@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_endpoint import site, subscriptions
 from mcp_endpoint.authentication import authenticate, drf_request
+from mcp_endpoint.models import APIKey
 from mcp_endpoint.protocol.server import RequestContext
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
@@ -231,14 +232,39 @@ def test_an_update_is_sent_only_while_the_credential_may_read(
     request = RequestFactory().get("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
     credential = authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES))
     context = RequestContext(era="legacy", credential=credential, transport=request)
-    assert subscriptions.wanted_update(site, session_id, board(project), context) is True
-    assert subscriptions.wanted_update(site, session_id, "tracker://guide", context) is False
+    access = subscriptions.StreamAccess(site, request, context)
+    assert subscriptions.wanted_update(site, session_id, board(project), access) is True
+    assert subscriptions.wanted_update(site, session_id, "tracker://guide", access) is False
     # Alice leaves the project (she owned it: it passes to bob); her board goes quiet.
     project.owner = bob
     project.save()
     project.members.remove(alice)
-    assert subscriptions.wanted_update(site, session_id, board(project), context) is False
-    assert subscriptions.wanted_update(site, "gone", board(project), context) is None
+    assert subscriptions.wanted_update(site, session_id, board(project), access) is False
+    assert subscriptions.wanted_update(site, "gone", board(project), access) is None
+
+
+@pytest.mark.parametrize("change", ["revoke", "scope", "deactivate"])
+def test_a_stream_ends_at_a_keepalive_once_its_credential_no_longer_holds(
+    rpc: MCPClient, sessions_on: None, project: Project, alice: Any, change: str
+) -> None:
+    session_id = initialize(rpc)
+    rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
+    request = RequestFactory().get("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
+    credential = authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES))
+    context = RequestContext(era="legacy", credential=credential, transport=request)
+    access = subscriptions.StreamAccess(site, request, context)
+    assert subscriptions.wanted_update(site, session_id, "", access) is False  # a keep-alive
+    key = credential.auth
+    if change == "revoke":
+        key.revoke()
+    elif change == "scope":
+        key.scope = "write"
+        key.save()
+    else:
+        alice.is_active = False
+        alice.save()
+    assert subscriptions.wanted_update(site, session_id, "", access) is None
+    assert subscriptions.wanted_update(site, session_id, board(project), access) is None
 
 
 def test_wsgi_get_stays_405_unless_accepted(
@@ -321,6 +347,20 @@ def test_open_streams_per_credential_are_capped(
     third = open_stream(client, rpc.key or "", session_id)
     assert third.status_code == 200
     end_stream(third)
+
+
+def test_no_stream_for_subscriptions_the_scopes_no_longer_read(
+    client: Any, rpc: MCPClient, wsgi_streams: None, project: Project, alice: Any
+) -> None:
+    session_id = initialize(rpc)
+    rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
+    key = APIKey.objects.get(user=alice)
+    key.scope = "write"
+    key.save()
+    # It would end at its first keep-alive, and the client would open it again and again.
+    response = open_stream(client, rpc.key or "", session_id)
+    assert response.status_code == 403
+    assert "unsubscribe" in response.json()["error"]["message"]
 
 
 def test_a_stream_needs_a_live_session(client: Any, rpc: MCPClient, wsgi_streams: None) -> None:
