@@ -444,15 +444,21 @@ class MCPView(View):
     ) -> HttpResponseBase:
         """``subscriptions/listen`` (2026-07-28): a stream, once the protocol layer agrees."""
         assert self.endpoint is not None
-        answer = self.endpoint.handle(message, context)
-        if answer is None or "result" not in answer:
-            return answer_response(answer, context.era)
         asynchronous = isinstance(request, ASGIRequest)
         limit = None
         if asynchronous:  # under WSGI the stream is acknowledged and ended at once
+            # The place first: a credential at its cap has no resources read for it.
             limit = subscriptions.StreamLimit(self.endpoint, principal(context))
             if not limit.acquire():
                 return too_many_streams(limit, jsonrpc.request_id_of(message))
+        answer = None
+        try:
+            answer = self.endpoint.handle(message, context)
+        finally:
+            if limit is not None and (answer is None or "result" not in answer):
+                limit.release()
+        if answer is None or "result" not in answer:
+            return answer_response(answer, context.era)
         access = subscriptions.StreamAccess(self.endpoint, request, context)
         stream = subscriptions.listen_stream(
             self.endpoint, answer, access, asynchronous=asynchronous, limit=limit

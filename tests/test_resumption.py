@@ -23,6 +23,7 @@ from tests.live_server import HOST, LiveServer, UvicornServer, require_redis
 from tests.test_modern import FIXTURE
 from tests.test_sessions import LEGACY, SSE, in_session, initialize
 from tests.test_streaming import modern_call
+from tests.test_subscriptions import end_stream
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
@@ -121,6 +122,7 @@ def resume_with(client: Client, key: str, session_id: str, last_event_id: str) -
     )
 
 
+@pytest.mark.django_db(transaction=True)
 def test_resumed_streams_count_against_the_streams_per_credential(
     mcp_client: Callable[..., MCPClient], client: Client, alice_key: str, settings: Any
 ) -> None:
@@ -143,11 +145,11 @@ def test_resumed_streams_count_against_the_streams_per_credential(
         },
     }
     next(iter(held[0].streaming_content))
-    held[0].close()  # a stream that ends frees its place
+    end_stream(held[0])  # a stream that ends frees its place
     again = resume_with(client, alice_key, session_id, event_id)
     assert again.status_code == 200
     for response in (held[1], again):
-        response.close()
+        end_stream(response)
 
 
 @pytest.mark.parametrize("change", ["revoke", "scope", "deactivate"])
