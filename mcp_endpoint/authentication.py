@@ -224,6 +224,10 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        if result is not None and not getattr(result[0], "is_active", True):
+            # The toolkit does not look at the user: a deactivated one is refused here, as
+            # DRF's token and password classes refuse them and as an API key is.
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
         if result is not None and not getattr(result[1], "resource", None):
             from mcp_endpoint.conf import mcp_settings
 
