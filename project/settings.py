@@ -16,7 +16,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DEMO_EXPORT_PACE_SECONDS``: a pause after each row of the CSV export (0 by default), so
   that a demonstration (or a test) can watch it work, cancel it or revoke its key.
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
-  ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them).
+  ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them);
+  ``DEMO_STREAM_KEEPALIVE_SECONDS``: between keep-alives of a quiet stream (15).
 """
 
 from __future__ import annotations
@@ -267,6 +268,7 @@ MCP_ENDPOINT = {
     "SESSIONS": os.environ.get("DEMO_MCP_SESSIONS", "1") == "1",
     "SESSION_IDLE_SECONDS": int(os.environ.get("DEMO_MCP_SESSION_IDLE_SECONDS", "600")),
     "SESSIONS_PER_CREDENTIAL": int(os.environ.get("DEMO_MCP_SESSIONS_PER_CREDENTIAL", "8")),
+    "STREAM_KEEPALIVE_SECONDS": int(os.environ.get("DEMO_STREAM_KEEPALIVE_SECONDS", "15")),
     # Clients may ask for log messages (logging/setLevel): the app's records and the
     # tracker's own, sent on a streamed call's answer.
     "LOGGING": True,

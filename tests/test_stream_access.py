@@ -3,7 +3,7 @@
 A key opens a session's ``GET`` stream and a ``subscriptions/listen`` stream, both hear a
 change made through the REST API; then the key is revoked, its scope lowered to ``write``,
 or its user deactivated (in another process, as an admin would, with the key cache on),
-and at the next change both streams end without a word of it.
+and at the next change, or the next keep-alive, both streams end without a word of it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import secrets
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from tests.test_subscriptions import listen_message, patch_task
 pytestmark = pytest.mark.e2e
 
 END = "end of stream"
+OPEN = "still open"
 # How long a stream may take to say its next thing (or end) before the test fails.
 WAIT_SECONDS = 10
 
@@ -53,6 +55,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
         "DEMO_MCP_SESSIONS": "1",
         # The re-check reads keys through the cache: a revocation must still reach it.
         "DEMO_API_KEY_CACHE_SECONDS": "300",
+        # A quiet stream re-checks its credential at each keep-alive.
+        "DEMO_STREAM_KEEPALIVE_SECONDS": "1",
     }
     with UvicornServer(tmp_path_factory.mktemp("stream-access"), workers=1, env=env) as server:
         manage(server.env, "seed_demo")
@@ -84,9 +88,11 @@ def post(demo: Demo, key: str, message: dict[str, Any], headers: dict[str, str])
 
 
 def next_message(stream: Any) -> dict[str, Any] | str:
-    """The stream's next JSON message, or :data:`END` when it ended; keep-alives skipped."""
+    """The stream's next JSON message, :data:`END` when it ended, or :data:`OPEN` when it
+    said nothing but keep-alives for ``WAIT_SECONDS``."""
+    deadline = time.monotonic() + WAIT_SECONDS
     block = b""
-    while True:
+    while time.monotonic() < deadline:
         line = stream.readline()
         if not line:
             return END
@@ -97,6 +103,7 @@ def next_message(stream: Any) -> dict[str, Any] | str:
         if events:
             return events[0]
         block = b""
+    return OPEN
 
 
 def open_session_stream(demo: Demo, key: str) -> Any:
@@ -138,9 +145,12 @@ CHANGES = {
 }
 
 
+@pytest.mark.parametrize("at", ["update", "keepalive"])
 @pytest.mark.parametrize("change", sorted(CHANGES))
-def test_open_streams_end_once_their_credential_no_longer_holds(demo: Demo, change: str) -> None:
-    username = f"streamer-{change}"
+def test_open_streams_end_once_their_credential_no_longer_holds(
+    demo: Demo, change: str, at: str
+) -> None:
+    username = f"streamer-{change}-{at}"
     key = new_member(demo, username)
     session_stream = open_session_stream(demo, key)
     listen_stream = open_listen_stream(demo, key)
@@ -155,7 +165,9 @@ def test_open_streams_end_once_their_credential_no_longer_holds(demo: Demo, chan
         "from mcp_endpoint.models import APIKey\n"
         f"user = get_user_model().objects.get(username={username!r})\n"
         f"{CHANGES[change]}\n"))  # fmt: skip
-    demo.change_task(f"After {change}")
+    if at == "update":
+        demo.change_task(f"After {change}")
+    # Else the next keep-alive, within a second, finds it out.
 
     # Not a word of the change: the session's stream ends; the listen stream ends with
     # an error for its request.
