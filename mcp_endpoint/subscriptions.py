@@ -301,7 +301,9 @@ class StreamAccess:
     now, so what is read next is read with its current scopes.
     """
 
-    def __init__(self, endpoint: EndpointLike, request: HttpRequest, context: RequestContext):
+    def __init__(
+        self, endpoint: EndpointLike, request: HttpRequest, context: RequestContext
+    ) -> None:
         self.endpoint = endpoint
         self.request = request
         self.context = context
