@@ -228,6 +228,10 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
         result: tuple[Any, Any] | None = super().authenticate(request._request)
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
+        if result is not None and not getattr(result[0], "is_active", True):
+            # The toolkit does not look at the user: a deactivated one is refused here, as
+            # DRF's token and password classes refuse them and as an API key is.
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
         if result is not None and not getattr(result[1], "resource", None):
             from mcp_endpoint.conf import mcp_settings
 
@@ -346,4 +350,30 @@ def authenticate(drf_request: Request) -> Credential | None:
     scopes = frozenset(scope.split()) if isinstance(scope, str) else None
     return Credential(
         user=user, auth=auth, scopes=scopes, authenticator=drf_request.successful_authenticator
+    )
+
+
+def authenticate_again(
+    request: HttpRequest,
+    classes: Sequence[type[BaseAuthentication]],
+    credential: Credential | None,
+) -> Credential | None:
+    """The credential ``request`` carries now, read as the transport read it first, for a
+    stream that outlives its request and must end once its credential no longer holds.
+
+    Raises :class:`CredentialRefused` when the classes refuse it now (revoked, expired,
+    its user deactivated) or read another caller from it. An API key is read through the
+    key cache when ``API_KEY_CACHE_SECONDS`` keeps it there, so the check costs no query.
+    """
+    current = authenticate(drf_request(request, classes))
+    if not same_caller(current, credential):
+        raise CredentialRefused("The credential is no longer the one the stream was opened with.")
+    return current
+
+
+def same_caller(first: Credential | None, second: Credential | None) -> bool:
+    if first is None or second is None:
+        return first is second
+    return first.ident() == second.ident() and getattr(first.user, "pk", None) == getattr(
+        second.user, "pk", None
     )

@@ -200,10 +200,14 @@ DEFAULTS: dict[str, Any] = {
     # Resource subscriptions: the Redis that carries updates between processes (None: the
     # Redis of CACHE when it is Django's RedisCache, else this process only); whether a
     # session's GET stream may hold a WSGI worker (under ASGI it is async code); how many
-    # GET streams one credential may hold open at once.
+    # GET streams one credential may hold open at once (resumed streams and
+    # subscriptions/listen streams count too); how many resources one session may subscribe
+    # to; how many URIs one subscriptions/listen may name (a longer list is refused, -32602).
     "SUBSCRIPTIONS_REDIS_URL": None,
     "WSGI_GET_STREAMS": False,
     "STREAMS_PER_CREDENTIAL": 4,
+    "SUBSCRIPTIONS_PER_SESSION": 32,
+    "LISTEN_MAX_URIS": 32,
     # How long a tool waits for the client to answer a request sent during the call; the
     # bound under a WSGI server that serves one request per process at a time
     # (wsgi.multithread false: gunicorn's sync workers), where a waiting call holds the

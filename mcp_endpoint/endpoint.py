@@ -329,22 +329,37 @@ class Endpoint:
 
         if not self.subscriptions_available():
             raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/subscribe")
-        subscriptions.subscribe(self, uri, context)
+        subscriptions.subscribe(self, self.resources.canonical(uri), context)
 
     def unsubscribe(self, uri: str, context: RequestContext) -> None:
         from mcp_endpoint import subscriptions
 
         if not self.subscriptions_available():
             raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/unsubscribe")
-        subscriptions.unsubscribe(uri, context)
+        subscriptions.unsubscribe(self.resources.canonical(uri), context)
 
     def listen_filter(
         self, notifications: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
         """What a listen stream will carry: resource updates of the URIs this credential
-        may read now (no list-changed notifications: the lists do not change)."""
+        may read now (no list-changed notifications: the lists do not change).
+
+        A list longer than ``LISTEN_MAX_URIS`` is refused before anything is read; the
+        rest is read once per resource, however many times and ways the list names it.
+        """
+        requested = notifications.get("resourceSubscriptions") or []
+        limit: int = self.settings.LISTEN_MAX_URIS
+        if len(requested) > limit:
+            raise ProtocolError(
+                jsonrpc.INVALID_PARAMS,
+                f"Invalid params: a listen names at most {limit} resource URIs, this one "
+                f"{len(requested)}; listen on fewer, or on more streams",
+                {"limit": limit},
+            )
         readable = []
-        for uri in notifications.get("resourceSubscriptions") or []:
+        for uri in dict.fromkeys(self.resources.canonical(u) for u in requested):
+            if not self.scopes_allow_reading(uri, context):
+                continue  # known unreadable without reading it
             try:
                 self.read_resource(uri, context)
             except ProtocolError:
@@ -354,6 +369,12 @@ class Endpoint:
         if readable:
             honoured["resourceSubscriptions"] = readable
         return honoured
+
+    def scopes_allow_reading(self, uri: str, context: RequestContext) -> bool:
+        """Whether ``uri`` is a resource here whose scopes the credential holds. Cheap: it
+        does not read the resource, so whether its user may read it is not known."""
+        found = self.resources.find(uri)
+        return found is not None and self.visible(found[0].required_scopes, context)
 
     def page_size(self) -> int:
         size: int = self.settings.LIST_PAGE_SIZE

@@ -34,6 +34,8 @@ class EndpointLike(Protocol):
 
     def read_resource(self, uri: str, context: RequestContext) -> dict[str, Any]: ...
 
+    def scopes_allow_reading(self, uri: str, context: RequestContext) -> bool: ...
+
     def run_tool(
         self,
         tool: Any,

@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, get_type_hints
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from mcp_endpoint.context import Context
 from mcp_endpoint.protocol.content import ResourceContents
@@ -109,6 +109,20 @@ class ResourceTemplate(Resource):
         found = self.pattern.match(uri)
         return found.groupdict() if found else None
 
+    def canonical(self, variables: Mapping[str, str]) -> str:
+        """The one URI of the resource these variables name, as :meth:`expand` writes it
+        from a changed row: escapes decoded, a decimal integer without leading zeros."""
+        return self.expand({name: canonical_value(value) for name, value in variables.items()})
+
+
+def canonical_value(value: str) -> str:
+    decoded = unquote(value)
+    # A row's integer key is written as str(pk): "01" and "1" name the same row.
+    if decoded.isascii() and decoded.isdigit():
+        # Not int(): its digit limit would make a long number an error.
+        return decoded.lstrip("0") or "0"
+    return decoded
+
 
 def _context_parameter(fn: Callable[..., Any]) -> str | None:
     hints = get_type_hints(fn)
@@ -156,6 +170,14 @@ class ResourceRegistry:
 
     def templates(self) -> Iterator[ResourceTemplate]:
         return iter(list(self._templates))
+
+    def canonical(self, uri: str) -> str:
+        """The URI a subscription to ``uri`` is kept under, so that one resource is one
+        subscription however a client spells it (``/01/`` and ``/%31/`` are ``/1/``)."""
+        found = self.find(uri)
+        if found is None or not isinstance(found[0], ResourceTemplate):
+            return uri
+        return found[0].canonical(found[1])
 
     def find(self, uri: str) -> tuple[Resource, dict[str, str]] | None:
         if uri in self._resources:

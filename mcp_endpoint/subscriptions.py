@@ -11,7 +11,8 @@ publishes "updated" for the URIs the row maps to. A legacy client in a session s
 with ``resources/subscribe`` (only to a resource its credential may read) and gets
 ``notifications/resources/updated`` on the session's ``GET`` stream; before each one is
 sent the credential's access is checked again, so a user removed from a project stops
-hearing about it.
+hearing about it. On each update and each keep-alive the stream also asks whether its
+credential still holds (:class:`StreamAccess`) and ends when it does not.
 
 Updates travel through a broker: Redis pub/sub (``SUBSCRIPTIONS_REDIS_URL``, by default the
 Redis of ``CACHE`` when that is Django's ``RedisCache``), so a change made through the REST
@@ -41,6 +42,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils.module_loading import import_string
 
+from mcp_endpoint import authentication
 from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.limits import CredentialLimit
 from mcp_endpoint.protocol import jsonrpc
@@ -48,6 +50,8 @@ from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.responses import KEEPALIVE, sse_event
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest
+
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.resources import Resource, UriMapper
@@ -232,13 +236,24 @@ def hub_for(endpoint: EndpointLike) -> Hub:
 
 
 def subscribe(endpoint: EndpointLike, uri: str, context: RequestContext) -> None:
-    """Remember ``uri`` in the session, if the credential may read it now."""
-    if context.session is None:
+    """Remember ``uri`` (canonical) in the session, if the credential may read it now and
+    the session holds fewer than ``SUBSCRIPTIONS_PER_SESSION``."""
+    session = context.session
+    if session is None:
         raise ProtocolError(
             jsonrpc.METHOD_NOT_FOUND, "Method not found: resources/subscribe needs a session"
         )
+    limit: int = endpoint.settings.SUBSCRIPTIONS_PER_SESSION
+    if uri not in session.subscriptions and len(session.subscriptions) >= limit:
+        # The session is loaded and saved on every request: its size is everyone's cost.
+        raise ProtocolError(
+            jsonrpc.INVALID_PARAMS,
+            f"Invalid params: a session holds at most {limit} subscriptions; unsubscribe "
+            "from one first",
+            {"limit": limit},
+        )
     endpoint.read_resource(uri, context)  # -32002 when it is unknown or not readable
-    context.session.subscribe(uri)
+    session.subscribe(uri)
 
 
 def unsubscribe(uri: str, context: RequestContext) -> None:
@@ -258,6 +273,81 @@ class StreamLimit(CredentialLimit):
 
     def __init__(self, endpoint: EndpointLike, owner: str) -> None:
         super().__init__(endpoint, "streams", owner, endpoint.settings.STREAMS_PER_CREDENTIAL)
+
+
+class StreamAccess:
+    """Whether the credential a long-lived stream was opened with still holds.
+
+    A stream outlives the request that authenticated it; it asks again on each update it
+    would send and each keep-alive, and ends once the answer is no: the request is
+    authenticated again as the transport first did it (the same classes, the key cache),
+    and the credential's scopes must still allow reading every resource the stream follows
+    (as ``resources/read`` decides). On yes the context carries the credential as it is
+    now, so what is read next is read with its current scopes.
+    """
+
+    def __init__(
+        self, endpoint: EndpointLike, request: HttpRequest, context: RequestContext
+    ) -> None:
+        self.endpoint = endpoint
+        self.request = request
+        self.context = context
+
+    def holds(self, uris: Iterable[str] = ()) -> bool:
+        try:
+            self.context.credential = authentication.authenticate_again(
+                self.request, self.endpoint.settings.AUTHENTICATION_CLASSES, self.context.credential
+            )
+        except authentication.CredentialRefused:
+            return False
+        return self.may_read(uris)
+
+    def may_read(self, uris: Iterable[str]) -> bool:
+        return all(self.endpoint.scopes_allow_reading(uri, self.context) for uri in uris)
+
+
+def guarded(
+    stream: Iterator[bytes] | AsyncIterator[bytes],
+    access: StreamAccess,
+    limit: StreamLimit,
+) -> Iterator[bytes] | AsyncIterator[bytes]:
+    """A stream that is sent only while its credential holds (checked before each part
+    it sends, keep-alives included), and that frees its place in ``limit`` when it ends."""
+    if isinstance(stream, AsyncIterator):
+        return _async_guarded(stream, access, limit)
+    return _sync_guarded(stream, access, limit)
+
+
+def _sync_guarded(
+    stream: Iterator[bytes], access: StreamAccess, limit: StreamLimit
+) -> Iterator[bytes]:
+    holds = released(access.holds)
+    try:
+        for part in stream:
+            if not holds():
+                return
+            yield part
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+        limit.release()
+
+
+async def _async_guarded(
+    stream: AsyncIterator[bytes], access: StreamAccess, limit: StreamLimit
+) -> AsyncIterator[bytes]:
+    holds = sync_to_async(released(access.holds))
+    try:
+        async for part in stream:
+            if not await holds():
+                return
+            yield part
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+        await sync_to_async(limit.release)()
 
 
 def update_message(uri: str, subscription_id: Any = None) -> dict[str, Any]:
@@ -281,7 +371,7 @@ def readable_now(endpoint: EndpointLike, uri: str, context: RequestContext) -> b
 def listen_stream(
     endpoint: EndpointLike,
     answer: dict[str, Any],
-    context: RequestContext,
+    access: StreamAccess,
     *,
     asynchronous: bool,
     limit: StreamLimit | None,
@@ -307,7 +397,17 @@ def listen_stream(
     uris = set(honoured.get("resourceSubscriptions", []))
     if limit is None or not asynchronous:
         return iter([sse_event(ack), sse_event(ending)])
-    return async_listen(endpoint, ack, uris, subscription_id, context, limit)
+    return async_listen(endpoint, ack, uris, subscription_id, access, limit)
+
+
+def credential_ended(subscription_id: Any) -> dict[str, Any]:
+    """The end of a listen stream whose credential no longer holds."""
+    return jsonrpc.error(
+        subscription_id,
+        jsonrpc.UNAUTHORIZED,
+        "Unauthorized: the credential no longer holds (revoked, expired, its user "
+        "deactivated, or its scopes no longer enough to read what is listened to)",
+    )
 
 
 async def async_listen(
@@ -315,12 +415,13 @@ async def async_listen(
     ack: dict[str, Any],
     uris: set[str],
     subscription_id: Any,
-    context: RequestContext,
+    access: StreamAccess,
     limit: StreamLimit,
 ) -> AsyncIterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_async()
     check = sync_to_async(released(readable_now))
+    holds = sync_to_async(released(access.holds))
     keepalive: float = endpoint.settings.STREAM_KEEPALIVE_SECONDS
     try:
         await sync_to_async(release_request_connections)()
@@ -328,10 +429,16 @@ async def async_listen(
         while True:
             try:
                 uri = await asyncio.wait_for(listener[1].get(), keepalive)
-            except TimeoutError:
-                yield KEEPALIVE
+            except asyncio.TimeoutError:  # not TimeoutError before Python 3.11
+                uri = None
+            if uri is not None and uri not in uris:
                 continue
-            if uri in uris and await check(endpoint, uri, context):
+            if not await holds(uris):
+                yield sse_event(credential_ended(subscription_id))
+                return
+            if uri is None:
+                yield KEEPALIVE
+            elif await check(endpoint, uri, access.context):
                 yield sse_event(update_message(uri, subscription_id))
     finally:
         hub.leave(listener)
@@ -339,15 +446,22 @@ async def async_listen(
 
 
 def wanted_update(
-    endpoint: EndpointLike, session_id: str, uri: str, context: RequestContext
+    endpoint: EndpointLike, session_id: str, uri: str, access: StreamAccess
 ) -> bool | None:
-    """Whether to send this update: subscribed, and readable now. None: the session ended."""
+    """Whether to send this update (``uri``, or ``""`` for a keep-alive): subscribed, and
+    readable now. None: the stream ends (the session ended, or its credential no longer
+    holds)."""
     from mcp_endpoint.sessions import SessionStore
 
+    context = access.context
     session = SessionStore(endpoint).load(session_id, context)
     if session is None:
         return None
-    if uri not in session.subscriptions:
+    if uri and uri not in session.subscriptions:
+        return False  # not this stream's news: nothing to check
+    if not access.holds(session.subscriptions):
+        return None
+    if not uri:
         return False
     context.session = session
     try:
@@ -358,7 +472,7 @@ def wanted_update(
 
 
 async def async_updates(
-    endpoint: EndpointLike, session_id: str, context: RequestContext, limit: StreamLimit
+    endpoint: EndpointLike, session_id: str, access: StreamAccess, limit: StreamLimit
 ) -> AsyncIterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_async()
@@ -370,12 +484,12 @@ async def async_updates(
         while True:
             try:
                 uri = await asyncio.wait_for(listener[1].get(), keepalive)
-            except TimeoutError:
-                if await check(endpoint, session_id, "", context) is None:
+            except asyncio.TimeoutError:  # not TimeoutError before Python 3.11
+                if await check(endpoint, session_id, "", access) is None:
                     return
                 yield KEEPALIVE
                 continue
-            wanted = await check(endpoint, session_id, uri, context)
+            wanted = await check(endpoint, session_id, uri, access)
             if wanted is None:
                 return
             if wanted:
@@ -386,7 +500,7 @@ async def async_updates(
 
 
 def sync_updates(
-    endpoint: EndpointLike, session_id: str, context: RequestContext, limit: StreamLimit
+    endpoint: EndpointLike, session_id: str, access: StreamAccess, limit: StreamLimit
 ) -> Iterator[bytes]:
     hub = hub_for(endpoint)
     listener = hub.listen_sync()
@@ -398,11 +512,11 @@ def sync_updates(
             try:
                 uri = listener.get(timeout=keepalive)
             except queue.Empty:
-                if check(endpoint, session_id, "", context) is None:
+                if check(endpoint, session_id, "", access) is None:
                     return
                 yield KEEPALIVE
                 continue
-            wanted = check(endpoint, session_id, uri, context)
+            wanted = check(endpoint, session_id, uri, access)
             if wanted is None:
                 return
             if wanted:

@@ -213,7 +213,11 @@ class MCPView(View):
         entered = self.session_step(request, sessions.enter)
         if isinstance(entered, HttpResponse):
             return entered
-        session = entered[0]
+        session, context = entered
+        # A resumed stream is as long-lived as a new one: it takes a place under the cap.
+        limit = subscriptions.StreamLimit(self.endpoint, session.owner)
+        if not limit.acquire():
+            return too_many_streams(limit)
         try:
             stream = streaming.resume(
                 self.endpoint,
@@ -222,8 +226,10 @@ class MCPView(View):
                 asynchronous=isinstance(request, ASGIRequest),
             )
         except UnknownStream as exc:
+            limit.release()
             return error_response(exc.status, jsonrpc.INVALID_REQUEST, exc.message)
-        return event_stream_response(stream)
+        access = subscriptions.StreamAccess(self.endpoint, request, context)
+        return event_stream_response(subscriptions.guarded(stream, access, limit))
 
     def session_stream(self, request: HttpRequest) -> HttpResponseBase:
         """``GET`` in a session: the stream of its resource updates."""
@@ -232,19 +238,22 @@ class MCPView(View):
         if isinstance(entered, HttpResponse):
             return entered
         session, context = entered
+        access = subscriptions.StreamAccess(self.endpoint, request, context)
+        if not access.may_read(session.subscriptions):
+            # The stream would end at once, and the client would open it again and again.
+            return error_response(
+                403,
+                jsonrpc.REQUEST_REFUSED,
+                "Forbidden: the credential's scopes no longer allow reading every resource "
+                "this session subscribes to; unsubscribe from those first",
+            )
         limit = subscriptions.StreamLimit(self.endpoint, session.owner)
         if not limit.acquire():
-            return error_response(
-                429,
-                jsonrpc.REQUEST_REFUSED,
-                f"Too Many Requests: at most {limit.limit} open streams per credential; "
-                "close one first",
-                {"limit": limit.limit},
-            )
+            return too_many_streams(limit)
         if isinstance(request, ASGIRequest):
-            stream: Any = subscriptions.async_updates(self.endpoint, session.id, context, limit)
+            stream: Any = subscriptions.async_updates(self.endpoint, session.id, access, limit)
         else:
-            stream = subscriptions.sync_updates(self.endpoint, session.id, context, limit)
+            stream = subscriptions.sync_updates(self.endpoint, session.id, access, limit)
         return event_stream_response(stream)
 
     def session_step(
@@ -435,23 +444,24 @@ class MCPView(View):
     ) -> HttpResponseBase:
         """``subscriptions/listen`` (2026-07-28): a stream, once the protocol layer agrees."""
         assert self.endpoint is not None
-        answer = self.endpoint.handle(message, context)
-        if answer is None or "result" not in answer:
-            return answer_response(answer, context.era)
         asynchronous = isinstance(request, ASGIRequest)
         limit = None
         if asynchronous:  # under WSGI the stream is acknowledged and ended at once
+            # The place first: a credential at its cap has no resources read for it.
             limit = subscriptions.StreamLimit(self.endpoint, principal(context))
             if not limit.acquire():
-                return error_response(
-                    429,
-                    jsonrpc.REQUEST_REFUSED,
-                    f"Too Many Requests: at most {limit.limit} open streams per credential",
-                    {"limit": limit.limit},
-                    jsonrpc.request_id_of(message),
-                )
+                return too_many_streams(limit, jsonrpc.request_id_of(message))
+        answer = None
+        try:
+            answer = self.endpoint.handle(message, context)
+        finally:
+            if limit is not None and (answer is None or "result" not in answer):
+                limit.release()
+        if answer is None or "result" not in answer:
+            return answer_response(answer, context.era)
+        access = subscriptions.StreamAccess(self.endpoint, request, context)
         stream = subscriptions.listen_stream(
-            self.endpoint, answer, context, asynchronous=asynchronous, limit=limit
+            self.endpoint, answer, access, asynchronous=asynchronous, limit=limit
         )
         return event_stream_response(stream)
 
@@ -678,6 +688,19 @@ class MCPView(View):
         return error_response(
             400, jsonrpc.HEADER_MISMATCH, mismatch.message, {"header": mismatch.header}, request_id
         )
+
+
+def too_many_streams(
+    limit: subscriptions.StreamLimit, request_id: jsonrpc.RequestId | None = None
+) -> HttpResponse:
+    """The one answer to a stream over ``STREAMS_PER_CREDENTIAL``: new, resumed or listen."""
+    return error_response(
+        429,
+        jsonrpc.REQUEST_REFUSED,
+        f"Too Many Requests: at most {limit.limit} open streams per credential; close one first",
+        {"limit": limit.limit},
+        request_id,
+    )
 
 
 def not_run(message: Any, budget: float) -> dict[str, Any]:

@@ -18,7 +18,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
   ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them;
   ``DEMO_MCP_STREAMED_CALLS``, ``DEMO_MCP_PENDING``, ``DEMO_MCP_SINGLE_THREADED_WAIT`` set
-  the per-credential caps and the wait for a client's answer under sync workers).
+  the per-credential caps and the wait for a client's answer under sync workers);
+  ``DEMO_STREAM_KEEPALIVE_SECONDS``: between keep-alives of a quiet stream (15).
 """
 
 from __future__ import annotations
@@ -275,6 +276,7 @@ MCP_ENDPOINT = {
     "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT": int(
         os.environ.get("DEMO_MCP_SINGLE_THREADED_WAIT", "20")
     ),
+    "STREAM_KEEPALIVE_SECONDS": int(os.environ.get("DEMO_STREAM_KEEPALIVE_SECONDS", "15")),
     # Clients may ask for log messages (logging/setLevel): the app's records and the
     # tracker's own, sent on a streamed call's answer.
     "LOGGING": True,

@@ -418,6 +418,17 @@ HOSTILE: list[Hostile] = [
         ),
         headers=modern_headers("tools/call", "list_tasks"),
     ),
+    Hostile(
+        "listen_over_limit",
+        "subscriptions/listen naming one URI 1,000 times",
+        400,
+        -32602,
+        body=modern(
+            "subscriptions/listen",
+            {"notifications": {"resourceSubscriptions": ["tracker://projects/1/board"] * 1000}},
+        ),
+        headers=modern_headers("subscriptions/listen", Accept="text/event-stream"),
+    ),
     # -- batches ------------------------------------------------------------------------------
     Hostile("empty_batch", "an empty batch", 400, -32600, body=[], request_id=None),
     Hostile(

@@ -40,6 +40,8 @@ def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
         "CLIENT_REQUEST_TIMEOUT",
         "STREAM_KEEPALIVE_SECONDS",
         "STREAM_RESUME_SECONDS",
+        "SUBSCRIPTIONS_PER_SESSION",
+        "LISTEN_MAX_URIS",
         "LOG_RETENTION_DAYS",
         "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT",
         "STREAMED_CALLS_PER_CREDENTIAL",

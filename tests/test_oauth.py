@@ -630,6 +630,18 @@ def test_a_token_for_a_sibling_path_is_refused(
     refused(mcp(signed_in, "sibling-resource-token-0123456789abcd", "tools/list"))
 
 
+def test_a_token_of_a_deactivated_user_is_refused(
+    signed_in: Client, app: Application, alice: Any
+) -> None:
+    # As DRF's own token and password classes refuse them, and as an API key is.
+    token = get_token(signed_in, app)
+    alice.is_active = False
+    alice.save()
+    refused(mcp(signed_in, token, "tools/list"))
+    rest = signed_in.get("/api/projects/", headers={"Authorization": f"Bearer {token}"})
+    assert rest.status_code == 401
+
+
 def test_an_expired_token_is_refused(signed_in: Client, app: Application) -> None:
     token = get_token(signed_in, app)
     AccessToken.objects.update(expires=timezone.now() - timedelta(seconds=1))

@@ -23,6 +23,7 @@ from tests.live_server import HOST, LiveServer, UvicornServer, require_redis
 from tests.test_modern import FIXTURE
 from tests.test_sessions import LEGACY, SSE, in_session, initialize
 from tests.test_streaming import modern_call
+from tests.test_subscriptions import end_stream
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
@@ -109,6 +110,75 @@ def test_modern_streams_carry_no_ids(rpc: MCPClient) -> None:
     message, headers = modern_call("test_tool_with_progress", token="p")
     events = sse_events(b"".join(rpc.post(message, headers=headers).streaming_content))
     assert events and all("id" not in e and "retry" not in e for e in events)
+
+
+# -- held to the credential ---------------------------------------------------------------------
+
+
+def resume_with(client: Client, key: str, session_id: str, last_event_id: str) -> Any:
+    headers = {"Last-Event-ID": last_event_id, "Accept": "text/event-stream"}
+    return client.get(
+        FIXTURE, headers={"Authorization": f"Bearer {key}", **in_session(session_id), **headers}
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_resumed_streams_count_against_the_streams_per_credential(
+    mcp_client: Callable[..., MCPClient], client: Client, alice_key: str, settings: Any
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "STREAMS_PER_CREDENTIAL": 2}
+    rpc = mcp_client(alice_key, FIXTURE)
+    session_id = initialize(rpc)
+    event_id = stream_of(rpc, session_id)
+    held = [resume_with(client, alice_key, session_id, event_id) for _ in range(2)]
+    assert [r.status_code for r in held] == [200, 200]
+    over = [resume_with(client, alice_key, session_id, event_id) for _ in range(40)]
+    assert {r.status_code for r in over} == {429}
+    # The answer a new stream over the cap gets.
+    assert over[0].json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32000,
+            "message": "Too Many Requests: at most 2 open streams per credential; close one first",
+            "data": {"limit": 2},
+        },
+    }
+    next(iter(held[0].streaming_content))
+    end_stream(held[0])  # a stream that ends frees its place
+    again = resume_with(client, alice_key, session_id, event_id)
+    assert again.status_code == 200
+    for response in (held[1], again):
+        end_stream(response)
+
+
+@pytest.mark.parametrize("change", ["revoke", "scope", "deactivate"])
+def test_a_resumed_stream_ends_once_its_credential_no_longer_holds(
+    mcp_client: Callable[..., MCPClient], client: Client, alice_key: str, alice: Any, change: str
+) -> None:
+    from mcp_endpoint.models import APIKey
+
+    rpc = mcp_client(alice_key, FIXTURE)
+    session_id = initialize(rpc)
+    events = body_of(call(rpc, session_id, "test_tool_with_progress", token="t"))
+    assert body_of(resume_with(client, alice_key, session_id, events[1]["id"]))
+    response = resume_with(client, alice_key, session_id, events[1]["id"])
+    assert response.status_code == 200
+    key = APIKey.objects.get(user=alice)
+    if change == "revoke":
+        key.revoke()
+    elif change == "scope":
+        key.scope = "write"
+        key.save()
+    else:
+        alice.is_active = False
+        alice.save()
+    replayed = sse_events(b"".join(response.streaming_content))
+    if change == "scope":
+        # Scopes decide what a stream may read; a call's own stream reads no resource.
+        assert len(replayed) == len(events) - 2
+    else:
+        assert replayed == []
 
 
 # -- refused ------------------------------------------------------------------------------------

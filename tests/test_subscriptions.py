@@ -25,12 +25,15 @@ import httpx2
 import pytest
 from django.core.signals import request_finished
 from django.db import close_old_connections, transaction
+from django.db import connection as database
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_endpoint import site, subscriptions
 from mcp_endpoint.authentication import authenticate, drf_request
+from mcp_endpoint.models import APIKey
 from mcp_endpoint.protocol.server import RequestContext
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
@@ -98,6 +101,57 @@ def test_no_subscription_to_what_the_credential_cannot_read(
         assert response.status_code == 200
         assert response.json()["error"]["code"] == -32002
         assert response.json()["error"]["data"] == {"uri": uri}
+    assert stored_subscriptions(session_id) == []
+
+
+def test_a_session_holds_at_most_its_subscriptions(
+    rpc: MCPClient, settings: Any, project: Project, alice: Any
+) -> None:
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "SESSIONS": True,
+        "SUBSCRIPTIONS_PER_SESSION": 2,
+    }
+    second = Project.objects.create(name="Second", owner=alice)
+    third = Project.objects.create(name="Third", owner=alice)
+    session_id = initialize(rpc)
+    headers = in_session(session_id)
+    for uri in (board(project), board(second), board(project)):
+        assert "result" in rpc.request("resources/subscribe", {"uri": uri}, headers=headers).json()
+    response = rpc.request("resources/subscribe", {"uri": board(third)}, headers=headers)
+    assert response.json()["error"]["code"] == -32602
+    assert response.json()["error"]["data"] == {"limit": 2}
+    assert "at most 2 subscriptions" in response.json()["error"]["message"]
+    assert stored_subscriptions(session_id) == [board(project), board(second)]
+    rpc.request("resources/unsubscribe", {"uri": board(second)}, headers=headers)
+    assert (
+        "result"
+        in rpc.request("resources/subscribe", {"uri": board(third)}, headers=headers).json()
+    )
+
+
+def aliases(project: Project) -> list[str]:
+    """Other spellings of the project's board: leading zeros, percent-escaped digits."""
+    escaped = "".join(f"%{ord(c):02X}" for c in str(project.pk))
+    return [
+        f"tracker://projects/0{project.pk}/board",
+        f"tracker://projects/{'0' * 3000}{project.pk}/board",
+        f"tracker://projects/{escaped}/board",
+    ]
+
+
+def test_aliases_of_a_resource_are_one_subscription(
+    rpc: MCPClient, sessions_on: None, project: Project
+) -> None:
+    session_id = initialize(rpc)
+    headers = in_session(session_id)
+    for uri in aliases(project):
+        assert "result" in rpc.request("resources/subscribe", {"uri": uri}, headers=headers).json()
+    assert stored_subscriptions(session_id) == [board(project)]
+    unsubscribed = rpc.request(
+        "resources/unsubscribe", {"uri": aliases(project)[0]}, headers=headers
+    )
+    assert unsubscribed.json()["result"] == {}
     assert stored_subscriptions(session_id) == []
 
 
@@ -178,14 +232,39 @@ def test_an_update_is_sent_only_while_the_credential_may_read(
     request = RequestFactory().get("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
     credential = authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES))
     context = RequestContext(era="legacy", credential=credential, transport=request)
-    assert subscriptions.wanted_update(site, session_id, board(project), context) is True
-    assert subscriptions.wanted_update(site, session_id, "tracker://guide", context) is False
+    access = subscriptions.StreamAccess(site, request, context)
+    assert subscriptions.wanted_update(site, session_id, board(project), access) is True
+    assert subscriptions.wanted_update(site, session_id, "tracker://guide", access) is False
     # Alice leaves the project (she owned it: it passes to bob); her board goes quiet.
     project.owner = bob
     project.save()
     project.members.remove(alice)
-    assert subscriptions.wanted_update(site, session_id, board(project), context) is False
-    assert subscriptions.wanted_update(site, "gone", board(project), context) is None
+    assert subscriptions.wanted_update(site, session_id, board(project), access) is False
+    assert subscriptions.wanted_update(site, "gone", board(project), access) is None
+
+
+@pytest.mark.parametrize("change", ["revoke", "scope", "deactivate"])
+def test_a_stream_ends_at_a_keepalive_once_its_credential_no_longer_holds(
+    rpc: MCPClient, sessions_on: None, project: Project, alice: Any, change: str
+) -> None:
+    session_id = initialize(rpc)
+    rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
+    request = RequestFactory().get("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
+    credential = authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES))
+    context = RequestContext(era="legacy", credential=credential, transport=request)
+    access = subscriptions.StreamAccess(site, request, context)
+    assert subscriptions.wanted_update(site, session_id, "", access) is False  # a keep-alive
+    key = credential.auth
+    if change == "revoke":
+        key.revoke()
+    elif change == "scope":
+        key.scope = "write"
+        key.save()
+    else:
+        alice.is_active = False
+        alice.save()
+    assert subscriptions.wanted_update(site, session_id, "", access) is None
+    assert subscriptions.wanted_update(site, session_id, board(project), access) is None
 
 
 def test_wsgi_get_stays_405_unless_accepted(
@@ -268,6 +347,20 @@ def test_open_streams_per_credential_are_capped(
     third = open_stream(client, rpc.key or "", session_id)
     assert third.status_code == 200
     end_stream(third)
+
+
+def test_no_stream_for_subscriptions_the_scopes_no_longer_read(
+    client: Any, rpc: MCPClient, wsgi_streams: None, project: Project, alice: Any
+) -> None:
+    session_id = initialize(rpc)
+    rpc.request("resources/subscribe", {"uri": board(project)}, headers=in_session(session_id))
+    key = APIKey.objects.get(user=alice)
+    key.scope = "write"
+    key.save()
+    # It would end at its first keep-alive, and the client would open it again and again.
+    response = open_stream(client, rpc.key or "", session_id)
+    assert response.status_code == 403
+    assert "unsubscribe" in response.json()["error"]["message"]
 
 
 def test_a_stream_needs_a_live_session(client: Any, rpc: MCPClient, wsgi_streams: None) -> None:
@@ -424,6 +517,42 @@ def test_listen_honours_only_readable_uris(rpc: MCPClient, project: Project, car
     )
     requested = {"resourceSubscriptions": [board(project), board(others)], "toolsListChanged": True}
     assert site.listen_filter(requested, context) == {"resourceSubscriptions": [board(project)]}
+
+
+def tracker_queries(captured: CaptureQueriesContext) -> int:
+    return sum("tracker_" in query["sql"] for query in captured.captured_queries)
+
+
+def test_a_listen_over_the_cap_is_refused_before_anything_is_read(
+    rpc: MCPClient, project: Project
+) -> None:
+    # A thousand copies of one URI: refused at once, not read a thousand times.
+    message, headers = listen_message([board(project)] * 1000)
+    with CaptureQueriesContext(database) as captured:
+        response = rpc.post(message, headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32602
+    assert error["data"] == {"limit": 32}
+    assert "at most 32 resource URIs" in error["message"]
+    assert response.json()["id"] == 5
+    assert tracker_queries(captured) == 0
+
+
+def test_a_listen_reads_each_resource_once(rpc: MCPClient, project: Project) -> None:
+    request = RequestFactory().post("/mcp", headers={"Authorization": f"Bearer {rpc.key}"})
+    context = RequestContext(
+        era="2026-07-28",
+        credential=authenticate(drf_request(request, site.settings.AUTHENTICATION_CLASSES)),
+        transport=request,
+    )
+    with CaptureQueriesContext(database) as once:
+        site.listen_filter({"resourceSubscriptions": [board(project)]}, context)
+    requested = [board(project), *aliases(project), board(project)]
+    with CaptureQueriesContext(database) as aliased:
+        honoured = site.listen_filter({"resourceSubscriptions": requested}, context)
+    assert honoured == {"resourceSubscriptions": [board(project)]}
+    assert tracker_queries(aliased) == tracker_queries(once) > 0
 
 
 @pytest.mark.e2e
