@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 
 from django.urls import URLPattern, re_path
-from oauth2_provider import views as toolkit
 
 from mcp_endpoint.oauth.metadata import (
     AuthorizationServerMetadataView,
@@ -31,6 +30,8 @@ from mcp_endpoint.oauth.views import (
     AuthorizationView,
     AuthorizedTokenDeleteView,
     AuthorizedTokensListView,
+    IntrospectTokenView,
+    RevokeTokenView,
     TokenView,
 )
 
@@ -59,8 +60,8 @@ def oauth_urlpatterns(prefix: str = "o/") -> list[URLPattern]:
         re_path(at + r"\.well-known/oauth-protected-resource/?\Z", resource_metadata),
         re_path(at + r"authorize/?\Z", AuthorizationView.as_view(), name="authorize"),
         re_path(at + r"token/?\Z", TokenView.as_view(), name="token"),
-        re_path(at + r"revoke_token/?\Z", toolkit.RevokeTokenView.as_view(), name="revoke-token"),
-        re_path(at + r"introspect/?\Z", toolkit.IntrospectTokenView.as_view(), name="introspect"),
+        re_path(at + r"revoke_token/?\Z", RevokeTokenView.as_view(), name="revoke-token"),
+        re_path(at + r"introspect/?\Z", IntrospectTokenView.as_view(), name="introspect"),
         re_path(at + r"register/?\Z", RegistrationView.as_view(), name="register"),
         re_path(
             at + r"register/(?P<client_id>[^/]+)/?\Z",

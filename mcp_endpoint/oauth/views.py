@@ -37,10 +37,13 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
 from oauth2_provider.views import AuthorizedTokenDeleteView as ToolkitAuthorizedTokenDeleteView
 from oauth2_provider.views import AuthorizedTokensListView as ToolkitAuthorizedTokensListView
+from oauth2_provider.views import IntrospectTokenView as ToolkitIntrospectTokenView
+from oauth2_provider.views import RevokeTokenView as ToolkitRevokeTokenView
 from oauth2_provider.views import TokenView as ToolkitTokenView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
 
 from mcp_endpoint.oauth.metadata import endpoint_at, is_own_resource, resource_url
+from mcp_endpoint.oauth.parameters import refuse_unadvertised_grant, refuse_unstorable
 from mcp_endpoint.oauth.registration import is_loopback_host
 
 PKCE_METHODS = ("S256",)
@@ -144,8 +147,23 @@ def describe_resource(url: str, request: HttpRequest) -> ResourceDescription:
     return ResourceDescription(url)
 
 
+class RefusesUnstorableText:
+    """A view mixin: a request whose parameters hold text no database stores is answered
+    ``invalid_request`` before the toolkit queries with it (see
+    :mod:`mcp_endpoint.oauth.parameters`)."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponseBase = super().dispatch(  # type: ignore[misc]
+            request, *args, **kwargs
+        )
+        return response
+
+
 @method_decorator(frame_ancestors_none, name="dispatch")
-class AuthorizationView(ToolkitAuthorizationView):
+class AuthorizationView(RefusesUnstorableText, ToolkitAuthorizationView):
     """The toolkit's authorisation endpoint and consent page, for MCP clients."""
 
     template_name = "mcp_endpoint/oauth/authorize.html"
@@ -225,20 +243,32 @@ class AuthorizationView(ToolkitAuthorizationView):
         return context
 
 
-class TokenView(ToolkitTokenView):
+class TokenView(RefusesUnstorableText, ToolkitTokenView):
     """The toolkit's token endpoint, whose every answer is JSON and never cached.
 
     An error raised while the token is saved (``invalid_target`` for a resource the grant
-    does not cover) reaches the client with a JSON body but no JSON media type.
+    does not cover) reaches the client with a JSON body but no JSON media type. A grant the
+    server does not advertise is ``unsupported_grant_type`` here: the toolkit would try it.
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unadvertised_grant(request)
+        if refusal is not None:
+            return refusal
         response: HttpResponse = super().post(request, *args, **kwargs)
         if response.status_code >= 400 and response["Content-Type"].startswith("text/html"):
             response["Content-Type"] = "application/json"
         if not response.has_header("Cache-Control"):
             response["Cache-Control"] = "no-store"
         return response
+
+
+class RevokeTokenView(RefusesUnstorableText, ToolkitRevokeTokenView):
+    """The toolkit's revocation endpoint (RFC 7009)."""
+
+
+class IntrospectTokenView(RefusesUnstorableText, ToolkitIntrospectTokenView):
+    """The toolkit's introspection endpoint (RFC 7662)."""
 
 
 @method_decorator(frame_ancestors_none, name="dispatch")
