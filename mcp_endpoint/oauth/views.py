@@ -147,26 +147,25 @@ def describe_resource(url: str, request: HttpRequest) -> ResourceDescription:
     return ResourceDescription(url)
 
 
-class RefusesUnstorableText:
-    """A view mixin: a request whose parameters hold text no database stores is answered
-    ``invalid_request`` before the toolkit queries with it (see
-    :mod:`mcp_endpoint.oauth.parameters`)."""
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponseBase = super().dispatch(  # type: ignore[misc]
-            request, *args, **kwargs
-        )
-        return response
-
-
 @method_decorator(frame_ancestors_none, name="dispatch")
-class AuthorizationView(RefusesUnstorableText, ToolkitAuthorizationView):
+class AuthorizationView(ToolkitAuthorizationView):
     """The toolkit's authorisation endpoint and consent page, for MCP clients."""
 
     template_name = "mcp_endpoint/oauth/authorize.html"
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
 
     def validate_authorization_request(
         self, request: HttpRequest
@@ -243,7 +242,7 @@ class AuthorizationView(RefusesUnstorableText, ToolkitAuthorizationView):
         return context
 
 
-class TokenView(RefusesUnstorableText, ToolkitTokenView):
+class TokenView(ToolkitTokenView):
     """The toolkit's token endpoint, whose every answer is JSON and never cached.
 
     An error raised while the token is saved (``invalid_target`` for a resource the grant
@@ -252,7 +251,7 @@ class TokenView(RefusesUnstorableText, ToolkitTokenView):
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unadvertised_grant(request)
+        refusal = refuse_unstorable(request) or refuse_unadvertised_grant(request)
         if refusal is not None:
             return refusal
         response: HttpResponse = super().post(request, *args, **kwargs)
@@ -263,12 +262,37 @@ class TokenView(RefusesUnstorableText, ToolkitTokenView):
         return response
 
 
-class RevokeTokenView(RefusesUnstorableText, ToolkitRevokeTokenView):
+# The OAuth endpoints refuse text no database stores in the methods, not in dispatch:
+# as_view() takes csrf_exempt and login_not_required from the toolkit's decorated dispatch.
+
+
+class RevokeTokenView(ToolkitRevokeTokenView):
     """The toolkit's revocation endpoint (RFC 7009)."""
 
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
 
-class IntrospectTokenView(RefusesUnstorableText, ToolkitIntrospectTokenView):
+
+class IntrospectTokenView(ToolkitIntrospectTokenView):
     """The toolkit's introspection endpoint (RFC 7662)."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
 
 
 @method_decorator(frame_ancestors_none, name="dispatch")
