@@ -785,3 +785,14 @@ def test_the_client_endpoints_take_posts_without_a_csrf_token(
     response = client.post(path, {"token": "x", "grant_type": "authorization_code"})
     assert response.status_code != 302, response["Location"]
     assert b"CSRF" not in response.content, response.content[:300]
+
+
+@pytest.mark.parametrize("path", ["/o/device-authorization/", "/o/device-authorization"])
+def test_a_nul_at_the_device_authorisation_endpoint_is_invalid_request(db: Any, path: str) -> None:
+    # The toolkit mounts it whether or not the device grant is advertised; PostgreSQL refused
+    # the NUL in its client lookup with a DataError.
+    response = Client(raise_request_exception=False).post(
+        path, "client_id=%00", content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_request"

@@ -37,6 +37,7 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
 from oauth2_provider.views import AuthorizedTokenDeleteView as ToolkitAuthorizedTokenDeleteView
 from oauth2_provider.views import AuthorizedTokensListView as ToolkitAuthorizedTokensListView
+from oauth2_provider.views import DeviceAuthorizationView as ToolkitDeviceAuthorizationView
 from oauth2_provider.views import IntrospectTokenView as ToolkitIntrospectTokenView
 from oauth2_provider.views import RevokeTokenView as ToolkitRevokeTokenView
 from oauth2_provider.views import TokenView as ToolkitTokenView
@@ -268,6 +269,18 @@ class TokenView(ToolkitTokenView):
 
 class RevokeTokenView(ToolkitRevokeTokenView):
     """The toolkit's revocation endpoint (RFC 7009)."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
+
+
+class DeviceAuthorizationView(ToolkitDeviceAuthorizationView):
+    """The toolkit's device authorisation endpoint (RFC 8628), which the toolkit mounts
+    whether or not the device grant is advertised."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         refusal = refuse_unstorable(request)
