@@ -47,6 +47,8 @@ CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 # under Python's re, which no thread can interrupt (it holds the interpreter), so such a
 # schema is validated in a child process that is killed at the deadline.
 PATTERN_SECONDS = 5.0
+# Deeper schemas are a finding, not checked: the checks recurse.
+MAX_SCHEMA_DEPTH = 64
 # The most items or characters an example asks for, whatever minItems or minLength say.
 MAX_EXAMPLE_SIZE = 1000
 # What the child process runs: the same validation as in process, its answer as JSON.
@@ -410,7 +412,8 @@ class Doctor:
                 f"not {issuer!r}: clients refuse the mismatch (RFC 8414).",
                 PROXY_HINT,
             )
-        if "S256" not in (document.get("code_challenge_methods_supported") or []):
+        methods = document.get("code_challenge_methods_supported")
+        if not isinstance(methods, list) or "S256" not in methods:
             self.error(
                 "E011",
                 "The authorization server does not advertise PKCE with S256: MCP clients "
@@ -535,6 +538,10 @@ class Doctor:
             name = str(tool.get("name", ""))
             if not TOOL_NAME.match(name):
                 self.error("E030", f"The tool name {name!r} is not 1-64 of [A-Za-z0-9_-].")
+            if depth_of(tool) > MAX_SCHEMA_DEPTH:
+                # Checking it would recurse past Python's limit; no client reads it either.
+                self.error("E031", f"{name}: its schemas nest deeper than {MAX_SCHEMA_DEPTH}.")
+                continue
             for key in ("inputSchema", "outputSchema"):
                 schema = tool.get(key)
                 if schema is None and key == "outputSchema":
@@ -717,6 +724,20 @@ def size_of(schema: dict[str, Any], key: str) -> int:
     """``schema[key]`` as a size from 0 to :data:`MAX_EXAMPLE_SIZE` (0 when not a number)."""
     value = number_of(schema, key)
     return 0 if value is None else max(0, min(int(value), MAX_EXAMPLE_SIZE))
+
+
+def depth_of(value: Any) -> int:
+    """How deep arrays and objects nest in ``value``, counted without recursing."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
 
 
 def holds_patterns(schema: Any) -> bool:

@@ -157,7 +157,8 @@ class HostileHandler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/.well-known/oauth-protected-resource"):
             self.answer(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
         elif self.path.startswith("/.well-known/oauth-authorization-server"):
-            document = {"issuer": base, "code_challenge_methods_supported": ["S256"]}
+            methods = getattr(self.server, "methods", ["S256"])
+            document = {"issuer": base, "code_challenge_methods_supported": methods}
             document["registration_endpoint"] = self.server.registration
             self.answer(200, document)
         else:
@@ -191,6 +192,22 @@ def test_a_malformed_url_from_the_server_is_a_finding(registration: Any) -> None
         findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
     assert [f.id for f in findings if f.level == "error"] == ["mcp_doctor.E014"]
     assert repr(registration) in findings[0].message
+
+
+def nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def test_hostile_documents_and_schemas_are_findings() -> None:
+    tools = [{"name": "deep", "inputSchema": nested(400)}, {"name": "fine", "inputSchema": {}}]
+    with HostileServer(registration="http://127.0.0.1:9/r", tools=tools) as server:
+        server.methods = 7  # code_challenge_methods_supported that is not a list
+        run = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp", credential="k")
+        findings = {f.id for f in run.run()}
+    assert {"mcp_doctor.E011", "mcp_doctor.E031"} <= findings
 
 
 def test_a_catastrophic_pattern_does_not_hang_the_doctor(tmp_path: Path) -> None:
