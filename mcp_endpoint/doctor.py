@@ -574,7 +574,16 @@ class Doctor:
             return
         arguments = example_of(schema)
         if holds_patterns(schema):
-            problems = self.validate_in_child(name, schema, arguments)
+            try:
+                problems = validate_in_child(schema, arguments, self.pattern_seconds)
+            except NoValidation as exc:
+                self.warning(
+                    "W034",
+                    f"{name}: {exc}",
+                    "Write patterns without nested repetition; look at the schema with "
+                    "manage.py mcp_tools.",
+                )
+                return
         else:
             try:
                 validator = Draft202012Validator(
@@ -592,42 +601,6 @@ class Doctor:
                 f"({problems[0]}): clients that build arguments the same way will fail.",
                 "Look at the schema with manage.py mcp_tools; simplify what it requires.",
             )
-
-    def validate_in_child(self, name: str, schema: Any, arguments: Any) -> list[str] | None:
-        """What validating ``arguments`` against ``schema`` finds, in a child process killed
-        after :data:`PATTERN_SECONDS`; None (and a finding, when it was not the schema's
-        fault) when there is no answer."""
-        try:
-            done = subprocess.run(
-                [sys.executable, "-c", VALIDATE_IN_CHILD],
-                input=json.dumps([schema, arguments]),
-                capture_output=True,
-                text=True,
-                timeout=self.pattern_seconds,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            self.warning(
-                "W034",
-                f"{name}: validating arguments built from the input schema took more than "
-                f"{self.pattern_seconds:g} s: a pattern that backtracks without bound (such as "
-                "^(a+)+$) stalls every client that validates with it.",
-                "Write patterns without nested repetition, or leave the pattern out.",
-            )
-            return None
-        try:
-            problems = json.loads(done.stdout)
-        except ValueError:
-            problems = None
-        if done.returncode != 0 or not (problems is None or isinstance(problems, list)):
-            self.warning(
-                "W034",
-                f"{name}: the input schema could not be validated against: "
-                f"{done.stderr.strip().splitlines()[-1:] or done.returncode}.",
-                "Look at the schema with manage.py mcp_tools.",
-            )
-            return None
-        return problems
 
     def check_cors(self) -> None:
         headers = {
@@ -724,6 +697,39 @@ def size_of(schema: dict[str, Any], key: str) -> int:
     """``schema[key]`` as a size from 0 to :data:`MAX_EXAMPLE_SIZE` (0 when not a number)."""
     value = number_of(schema, key)
     return 0 if value is None else max(0, min(int(value), MAX_EXAMPLE_SIZE))
+
+
+class NoValidation(Exception):
+    """The child process validating a schema gave no answer; the message says why."""
+
+
+def validate_in_child(schema: Any, arguments: Any, seconds: float) -> list[str] | None:
+    """What validating ``arguments`` against ``schema`` finds (None for a schema that is not
+    valid), in a child process killed after ``seconds``; :class:`NoValidation` when it did
+    not answer."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", VALIDATE_IN_CHILD],
+            input=json.dumps([schema, arguments]),
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise NoValidation(
+            f"validating arguments built from the input schema took more than {seconds:g} s: "
+            "a pattern that backtracks without bound (such as ^(a+)+$) stalls every client "
+            "that validates with it."
+        ) from exc
+    try:
+        problems = json.loads(done.stdout)
+    except ValueError:
+        problems = False
+    if done.returncode != 0 or not (problems is None or isinstance(problems, list)):
+        last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise NoValidation(f"the input schema could not be validated against: {last[0]}")
+    return problems
 
 
 def depth_of(value: Any) -> int:
