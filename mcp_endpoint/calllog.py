@@ -5,11 +5,17 @@ here may raise into the answer: the arguments are made storable in one bounded p
 (redacted, no NUL bytes, no lone surrogates, no NaN or Infinity, nesting cut at
 :data:`MAX_DEPTH`), and when the database still refuses the row, a row with the arguments
 replaced by :data:`UNLOGGABLE` is written instead. A call is never left out silently.
+
+A row has a size: the arguments (as JSON) and the error text together are at most
+``LOG_ROW_MAX_BYTES``; past it, the error text keeps up to a quarter and the arguments are
+replaced by :data:`TRUNCATED`, their size and the start of their JSON. The other columns
+have lengths of their own.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import math
 from collections.abc import Iterable
@@ -43,6 +49,10 @@ TOO_DEEP = "[nested too deep]"
 UNLOGGABLE = {"[unloggable]": "the database refused these arguments; see the server log"}
 # Longest string kept in the arguments; longer ones are cut with a note of their length.
 MAX_STRING = 10_000
+# The key of what a row's arguments become past LOG_ROW_MAX_BYTES.
+TRUNCATED = "[truncated]"
+# Room for the keys and the size note around a cut of the arguments' JSON.
+TRUNCATED_OVERHEAD = 200
 # Non-finite floats, which JSON (and so PostgreSQL's jsonb) has no literal for.
 NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
@@ -59,6 +69,37 @@ def clean_text(value: Any, max_length: int | None = None) -> str:
     if max_length is not None and len(text) > max_length:
         text = text[: max_length - 1] + "…"
     return text
+
+
+def cut_to_bytes(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` bytes of UTF-8, with a note of its size when it was cut."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= limit:
+        return text
+    note = f"… [truncated from {len(encoded)} bytes]"
+    keep = max(0, limit - len(note.encode("utf-8")))
+    return encoded[:keep].decode("utf-8", "ignore") + note
+
+
+def within_row_budget(arguments: Any, error: str, budget: int) -> tuple[Any, str]:
+    """Storable ``arguments`` and ``error`` cut to ``budget`` bytes together, as stored.
+
+    The arguments are measured as the JSON the database is sent (ASCII, escapes included).
+    The error text keeps up to a quarter of the budget; arguments over what remains become
+    ``{TRUNCATED: "<size> bytes …", "start": "<their JSON, cut>"}``. Within the start every
+    character may be escaped once more when stored (a quote, a backslash), so it takes half
+    of the room left.
+    """
+    error = cut_to_bytes(error, budget // 4)
+    room = budget - len(error.encode("utf-8"))
+    text = json.dumps(arguments)
+    if len(text) <= room:
+        return arguments, error
+    start = text[: max(0, (room - TRUNCATED_OVERHEAD) // 2)]
+    return {
+        TRUNCATED: f"{len(text)} bytes of arguments, over LOG_ROW_MAX_BYTES",
+        "start": start,
+    }, error
 
 
 def redact(arguments: Any, names: Iterable[str], depth: int = 0) -> Any:
@@ -235,9 +276,12 @@ def record(
         user_agent=clean_text(request.META.get("HTTP_USER_AGENT", "") if request else "", 300),
         ip=client_address(request),
         outcome=clean_text(outcome.code, 40),
-        error=clean_text(outcome.message, 2000),
         duration_ms=round(duration_ms, 3),
-        arguments=redact(arguments, endpoint.settings.REDACTED_ARGUMENTS),
+    )
+    row.arguments, row.error = within_row_budget(
+        redact(arguments, endpoint.settings.REDACTED_ARGUMENTS),
+        clean_text(outcome.message, 2000),
+        endpoint.settings.LOG_ROW_MAX_BYTES,
     )
     try:
         insert(row)
@@ -319,6 +363,7 @@ def prune(days: int | None, using: str | None = None) -> int:
 
 __all__ = [
     "MAX_DEPTH",
+    "TRUNCATED",
     "UNLOGGABLE",
     "Outcome",
     "called",
@@ -330,4 +375,5 @@ __all__ = [
     "prune",
     "record",
     "redact",
+    "within_row_budget",
 ]

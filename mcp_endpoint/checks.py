@@ -38,6 +38,7 @@ POSITIVE_INTEGER_KEYS = (
     "MAX_QUERY_ARGUMENT_LENGTH",
     "OUTAGE_RETRY_AFTER",
     "OUTAGE_LOG_INTERVAL",
+    "LOG_ROW_MAX_BYTES",
 )
 # The deepest body MAX_JSON_DEPTH may allow: well inside the decoder's recursion limit.
 MAX_JSON_DEPTH = 500

@@ -134,6 +134,9 @@ DEFAULTS: dict[str, Any] = {
     # Write a ToolCall row per tools/call, and which argument names to redact in it.
     "LOG_TOOL_CALLS": False,
     "REDACTED_ARGUMENTS": ["password", "secret", "token"],
+    # Bytes a call-log row's arguments (as JSON) and error text may take together; past it,
+    # both are cut and the cut is marked.
+    "LOG_ROW_MAX_BYTES": 64 * 1024,
     # Rows of the call log older than this many days go at ``manage.py mcp_prune_calls``;
     # None keeps them all.
     "LOG_RETENTION_DAYS": 90,

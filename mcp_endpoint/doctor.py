@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -40,6 +42,28 @@ BROWSER_ORIGIN = "http://localhost:6274"
 BROWSER_HEADERS = ("authorization", "content-type", "mcp-protocol-version", "mcp-session-id")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+# Seconds one tool's arguments may take to validate when its schema holds regular
+# expressions. The schema is the server's: a pattern such as ^(a+)+$ backtracks for ever
+# under Python's re, which no thread can interrupt (it holds the interpreter), so such a
+# schema is validated in a child process that is killed at the deadline.
+PATTERN_SECONDS = 5.0
+# Deeper schemas are a finding, not checked: the checks recurse.
+MAX_SCHEMA_DEPTH = 64
+# The most items or characters an example asks for, whatever minItems or minLength say.
+MAX_EXAMPLE_SIZE = 1000
+# What the child process runs: the same validation as in process, its answer as JSON.
+VALIDATE_IN_CHILD = """
+import json, re, sys
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+schema, instance = json.load(sys.stdin)
+try:
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    problems = [e.message for e in validator.iter_errors(instance)]
+except (SchemaError, re.error):
+    problems = None
+json.dump(problems, sys.stdout)
+"""
 # Sample values for string formats, for the arguments built from a schema.
 FORMAT_SAMPLES = {
     "date": "2026-01-31",
@@ -78,7 +102,7 @@ class Response:
     def json(self) -> Any:
         try:
             return json.loads(self.body)
-        except ValueError:
+        except (ValueError, RecursionError):  # a hostile server's body, nested past the limit
             return None
 
     def header(self, name: str) -> str:
@@ -107,7 +131,10 @@ class URLLibHTTP:
     def request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
     ) -> Response:
-        request = urllib.request.Request(url, data=body, headers=dict(headers), method=method)
+        try:
+            request = urllib.request.Request(url, data=body, headers=dict(headers), method=method)
+        except ValueError as exc:  # not a URL urllib can fetch ("z", "ftp://…")
+            return Response(0, {}, str(exc).encode())
         try:
             with self.opener.open(request, timeout=self.timeout) as answer:
                 return Response(
@@ -115,7 +142,8 @@ class URLLibHTTP:
                 )
         except urllib.error.HTTPError as exc:
             return Response(exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read())
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            # ValueError: http.client's InvalidURL (a port that is not a number, say).
             return Response(0, {}, str(exc).encode())
 
 
@@ -146,6 +174,20 @@ class DjangoClientHTTP:
         return Response(answer.status_code, {k.lower(): v for k, v in answer.items()}, content)
 
 
+def http_url(value: Any) -> str | None:
+    """``value`` when it is an absolute http(s) URL with a host that parses, else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not one
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    return value
+
+
 @dataclass
 class Doctor:
     """Runs the checks against ``url``; :meth:`run` returns the findings.
@@ -163,6 +205,7 @@ class Doctor:
     passed: list[str] = field(default_factory=list)
     session_id: str | None = None
     next_id: int = 0
+    pattern_seconds: float = PATTERN_SECONDS
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -174,6 +217,13 @@ class Doctor:
 
     def ok(self, what: str) -> None:
         self.passed.append(what)
+
+    def malformed(self, where: str, value: Any) -> None:
+        self.error(
+            "E014",
+            f"{where} is {value!r}, not an absolute http(s) URL: clients stop there.",
+            PROXY_HINT,
+        )
 
     @property
     def resource(self) -> str:
@@ -290,6 +340,9 @@ class Doctor:
                 "Keep mcp_endpoint's authentication classes in MCP_ENDPOINT.",
             )
             return None
+        if http_url(metadata_url) is None:
+            self.malformed("The challenge's resource_metadata", metadata_url)
+            return None
         self.ok("401 with a Bearer challenge naming resource_metadata")
         public = urlsplit(self.resource)
         named = urlsplit(metadata_url)
@@ -332,6 +385,9 @@ class Doctor:
                 "Keep django-oauth-toolkit's OAUTH2_PROVIDER settings (see docs/oauth.md).",
             )
             return None
+        if http_url(servers[0]) is None:
+            self.malformed("The first of the authorization_servers", servers[0])
+            return None
         return servers[0]
 
     def check_authorization_server(self, issuer: str) -> None:
@@ -356,7 +412,8 @@ class Doctor:
                 f"not {issuer!r}: clients refuse the mismatch (RFC 8414).",
                 PROXY_HINT,
             )
-        if "S256" not in (document.get("code_challenge_methods_supported") or []):
+        methods = document.get("code_challenge_methods_supported")
+        if not isinstance(methods, list) or "S256" not in methods:
             self.error(
                 "E011",
                 "The authorization server does not advertise PKCE with S256: MCP clients "
@@ -374,6 +431,9 @@ class Doctor:
                     "that register themselves (Claude, ChatGPT, VS Code) cannot sign in.",
                     'Set OAUTH2_PROVIDER["DCR_ENABLED"] or ["CIMD_ENABLED"] (docs/oauth.md).',
                 )
+            return
+        if http_url(registration) is None:
+            self.malformed("The registration_endpoint", registration)
             return
         # A GET asks nothing of the endpoint (registration is a POST): 404 means unmounted.
         mounted = self.get(str(registration))
@@ -401,7 +461,8 @@ class Doctor:
                 "Is it revoked or expired? manage.py mcp_key list shows keys.",
             )
             return False
-        if answer.status != 200 or not isinstance(body, dict) or "result" not in body:
+        result = body.get("result") if isinstance(body, dict) else None
+        if answer.status != 200 or not isinstance(result, dict):
             self.error(
                 "E021",
                 f"initialize ({LEGACY_VERSION}) answered {answer.status}: "
@@ -410,7 +471,7 @@ class Doctor:
             )
             return False
         self.session_id = answer.header("mcp-session-id") or None
-        self.ok(f"initialize: protocol {body['result'].get('protocolVersion')}")
+        self.ok(f"initialize: protocol {result.get('protocolVersion')}")
         done = self.rpc("notifications/initialized", notification=True)
         if done.status != 202:
             self.warning(
@@ -442,7 +503,9 @@ class Doctor:
                 'Keep "2026-07-28" in MCP_ENDPOINT["PROTOCOL_VERSIONS"].',
             )
             return
-        self.ok(f"server/discover: {', '.join(result.get('supportedVersions') or [])}")
+        versions = result.get("supportedVersions")
+        versions = versions if isinstance(versions, list) else []
+        self.ok(f"server/discover: {', '.join(str(v) for v in versions)}")
 
     def list_tools(self) -> list[dict[str, Any]] | None:
         tools: list[dict[str, Any]] = []
@@ -475,6 +538,10 @@ class Doctor:
             name = str(tool.get("name", ""))
             if not TOOL_NAME.match(name):
                 self.error("E030", f"The tool name {name!r} is not 1-64 of [A-Za-z0-9_-].")
+            if depth_of(tool) > MAX_SCHEMA_DEPTH:
+                # Checking it would recurse past Python's limit; no client reads it either.
+                self.error("E031", f"{name}: its schemas nest deeper than {MAX_SCHEMA_DEPTH}.")
+                continue
             for key in ("inputSchema", "outputSchema"):
                 schema = tool.get(key)
                 if schema is None and key == "outputSchema":
@@ -506,13 +573,27 @@ class Doctor:
         if not isinstance(schema, dict):
             return
         arguments = example_of(schema)
-        try:
-            validator = Draft202012Validator(
-                schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-            )
-            problems = [e.message for e in validator.iter_errors(arguments)]
-        except SchemaError:
-            return  # reported above (E032)
+        if holds_patterns(schema):
+            try:
+                problems = validate_in_child(schema, arguments, self.pattern_seconds)
+            except NoValidation as exc:
+                self.warning(
+                    "W034",
+                    f"{name}: {exc}",
+                    "Write patterns without nested repetition; look at the schema with "
+                    "manage.py mcp_tools.",
+                )
+                return
+        else:
+            try:
+                validator = Draft202012Validator(
+                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+                )
+                problems = [e.message for e in validator.iter_errors(arguments)]
+            except SchemaError:
+                problems = None
+        if problems is None:
+            return  # an invalid schema, reported above (E032), or a finding of its own
         if problems:
             self.warning(
                 "W033",
@@ -562,37 +643,122 @@ PROXY_HINT = (
 
 def example_of(schema: Any, depth: int = 0) -> Any:
     """The simplest value ``schema`` describes: required properties only, lower bounds,
-    the first of a choice."""
+    the first of a choice. The schema is the server's: values of the wrong type are passed
+    over, and sizes are bounded (:data:`MAX_EXAMPLE_SIZE`)."""
     if not isinstance(schema, dict) or depth > 16:
         return None
     if "const" in schema:
         return schema["const"]
-    if schema.get("enum"):
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
         return schema["enum"][0]
     if "default" in schema:
         return schema["default"]
     for key in ("anyOf", "oneOf"):
-        if schema.get(key):
+        if isinstance(schema.get(key), list) and schema[key]:
             return example_of(schema[key][0], depth + 1)
     kind = schema.get("type")
     if kind == "object" or (kind is None and "properties" in schema):
-        properties = schema.get("properties") or {}
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        required = schema.get("required")
+        required = required if isinstance(required, list) else []
         return {
             prop: example_of(properties.get(prop, {}), depth + 1)
-            for prop in schema.get("required") or []
+            for prop in required
+            if isinstance(prop, str)
         }
     if kind == "array":
-        return [example_of(schema.get("items", {}), depth + 1)] * int(schema.get("minItems", 0))
+        return [example_of(schema.get("items", {}), depth + 1)] * size_of(schema, "minItems")
     if kind == "string":
         sample = FORMAT_SAMPLES.get(str(schema.get("format")), "x")
-        return sample.ljust(int(schema.get("minLength", 0)), "x")
+        return sample.ljust(size_of(schema, "minLength"), "x")
     if kind in ("integer", "number"):
-        low: float = schema.get("minimum", schema.get("exclusiveMinimum")) or 0
-        value = low + 1 if "exclusiveMinimum" in schema and "minimum" not in schema else low
-        return math.ceil(value) if kind == "integer" else value
+        low = number_of(schema, "minimum")
+        if low is None:
+            exclusive = number_of(schema, "exclusiveMinimum")
+            low = 0 if exclusive is None else exclusive + 1
+        return math.ceil(low) if kind == "integer" else low
     if kind == "boolean":
         return False
     return None
+
+
+def number_of(schema: dict[str, Any], key: str) -> float | None:
+    """``schema[key]`` when it is a finite number, else None."""
+    value = schema.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def size_of(schema: dict[str, Any], key: str) -> int:
+    """``schema[key]`` as a size from 0 to :data:`MAX_EXAMPLE_SIZE` (0 when not a number)."""
+    value = number_of(schema, key)
+    return 0 if value is None else max(0, min(int(value), MAX_EXAMPLE_SIZE))
+
+
+class NoValidation(Exception):
+    """The child process validating a schema gave no answer; the message says why."""
+
+
+def validate_in_child(schema: Any, arguments: Any, seconds: float) -> list[str] | None:
+    """What validating ``arguments`` against ``schema`` finds (None for a schema that is not
+    valid), in a child process killed after ``seconds``; :class:`NoValidation` when it did
+    not answer."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", VALIDATE_IN_CHILD],
+            input=json.dumps([schema, arguments]),
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise NoValidation(
+            f"validating arguments built from the input schema took more than {seconds:g} s: "
+            "a pattern that backtracks without bound (such as ^(a+)+$) stalls every client "
+            "that validates with it."
+        ) from exc
+    try:
+        problems = json.loads(done.stdout)
+    except ValueError:
+        problems = False
+    if done.returncode != 0 or not (problems is None or isinstance(problems, list)):
+        last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise NoValidation(f"the input schema could not be validated against: {last[0]}")
+    return problems
+
+
+def depth_of(value: Any) -> int:
+    """How deep arrays and objects nest in ``value``, counted without recursing."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def holds_patterns(schema: Any) -> bool:
+    """Whether ``schema`` has a ``pattern`` or ``patternProperties`` anywhere (a property
+    named so counts too: it only sends the schema to the child process)."""
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "pattern" in item or "patternProperties" in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def deploy_findings() -> list[Finding]:

@@ -570,6 +570,19 @@ class Endpoint:
             # The 2026-07-28 revision moved "not found" from -32002 to -32602.
             code = jsonrpc.INVALID_PARAMS if context.modern else jsonrpc.RESOURCE_NOT_FOUND
             raise ProtocolError(code, "Resource not found", {"uri": uri}) from exc
+        except (InputRequired, ProtocolError):
+            raise
+        except Exception as exc:
+            # The host's resource code, like a tool's, has a boundary of its own: its fault
+            # is a JSON-RPC error with a fixed text (the traceback goes to the log), never a
+            # 500 for the whole request; a database or cache outage is still a 503.
+            kind = outages.diagnose(exc)
+            if kind is not None:
+                raise outages.ServiceUnavailable(kind) from exc
+            logger.exception("resource %s failed", uri)
+            raise ProtocolError(
+                jsonrpc.INTERNAL_ERROR, "Internal error reading the resource", {"uri": uri}
+            ) from exc
         return {"contents": [c.to_dict() for c in contents]}
 
     def list_prompts(self, context: RequestContext) -> list[dict[str, Any]]:

@@ -21,6 +21,21 @@ class ResourceNotFound(LookupError):
     """Raised by a resource function when the URI names nothing the caller may read."""
 
 
+# Digits a 64-bit integer column holds whatever their value: longer text names no row, and
+# int() of thousands of digits is a ValueError (Python's limit on digits converted).
+MAX_INTEGER_DIGITS = 18
+INTEGER = re.compile(rf"-?[0-9]{{1,{MAX_INTEGER_DIGITS}}}")
+
+
+def template_integer(text: str) -> int:
+    """A template variable of a parameter annotated ``int``, as an integer; ASCII digits
+    only (``"¹"`` is a digit to ``str.isdigit`` but not to ``int``), else
+    :class:`ResourceNotFound`, as for any URI that names nothing."""
+    if not INTEGER.fullmatch(text):
+        raise ResourceNotFound(text)
+    return int(text)
+
+
 class Resource:
     """A resource at a fixed URI, read by calling ``fn``."""
 
@@ -48,6 +63,10 @@ class Resource:
         self.mime_type = mime_type
         self.required_scopes = frozenset(scopes)
         self.context_parameter = _context_parameter(fn)
+        # Variables the function takes as integers: converted (or not found) before the call.
+        self.integer_parameters = frozenset(
+            name for name, hint in get_type_hints(fn).items() if hint is int
+        )
 
     def describe(self) -> dict[str, Any]:
         body: dict[str, Any] = {"uri": self.uri, "name": self.name}
@@ -67,6 +86,8 @@ class Resource:
 
     def read(self, uri: str, variables: dict[str, str], context: Context) -> list[ResourceContents]:
         kwargs: dict[str, Any] = dict(variables)
+        for name in self.integer_parameters & kwargs.keys():
+            kwargs[name] = template_integer(kwargs[name])
         if self.context_parameter:
             kwargs[self.context_parameter] = context
         return as_contents(uri, self.fn(**kwargs), self.mime_type)

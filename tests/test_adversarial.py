@@ -306,6 +306,20 @@ HOSTILE: list[Hostile] = [
         body=rpc("resources/read", {"uri": "file:///etc/passwd"}),
     ),
     Hostile(
+        "resource_id_of_5000_digits",
+        "resources/read of a board whose project id has 5,000 digits",
+        200,
+        -32002,
+        body=rpc("resources/read", {"uri": f"tracker://projects/{'5' * 5000}/board"}),
+    ),
+    Hostile(
+        "resource_id_superscript",
+        "resources/read of a board whose project id is ¹ (a digit to isdigit, not to int)",
+        200,
+        -32002,
+        body=rpc("resources/read", {"uri": "tracker://projects/\u00b9/board"}),
+    ),
+    Hostile(
         "prompt_arguments_not_strings",
         "prompt arguments that are not strings",
         200,

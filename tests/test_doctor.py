@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -12,9 +15,9 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from mcp_endpoint.doctor import DjangoClientHTTP, Doctor, example_of
+from mcp_endpoint.doctor import DjangoClientHTTP, Doctor, URLLibHTTP, example_of
 from project.tracker.models import Task
-from tests.live_server import ROOT, LiveServer, manage
+from tests.live_server import ROOT, LiveServer, manage, server_environment
 
 PUBLIC = "https://mcp.example.com/mcp"
 
@@ -108,6 +111,158 @@ def test_examples_follow_the_schema() -> None:
         "required": ["due", "level", "count"],
     }
     assert example_of(schema) == {"due": "2026-01-31", "level": "low", "count": 3}
+
+
+# -- against a hostile server ------------------------------------------------------------------
+
+
+class HostileServer(http.server.ThreadingHTTPServer):
+    """An MCP server on loopback whose documents and schemas are what a test says."""
+
+    daemon_threads = True
+
+    def __init__(self, registration: Any = None, tools: list[Any] | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), HostileHandler)
+        self.base = f"http://127.0.0.1:{self.server_address[1]}"
+        self.registration = registration
+        self.tools = tools or []
+
+    def __enter__(self) -> HostileServer:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class HostileHandler(http.server.BaseHTTPRequestHandler):
+    server: HostileServer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def answer(self, status: int, body: Any = None, **headers: str) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        base = self.server.base
+        if self.path.startswith("/.well-known/oauth-protected-resource"):
+            self.answer(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
+        elif self.path.startswith("/.well-known/oauth-authorization-server"):
+            methods = getattr(self.server, "methods", ["S256"])
+            document = {"issuer": base, "code_challenge_methods_supported": methods}
+            document["registration_endpoint"] = self.server.registration
+            self.answer(200, document)
+        else:
+            self.answer(404, {})
+
+    def do_OPTIONS(self) -> None:
+        self.answer(204)
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.headers.get("Authorization"):
+            metadata = f"{self.server.base}/.well-known/oauth-protected-resource"
+            challenge = f'Bearer resource_metadata="{metadata}"'
+            self.answer(401, {}, WWW_Authenticate=challenge)
+        elif "id" not in message:
+            self.answer(202)
+        elif message["method"] == "tools/list":
+            self.answer(
+                200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": self.server.tools}}
+            )
+        else:
+            result = {"protocolVersion": "2025-11-25", "supportedVersions": [7]}
+            self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+@pytest.mark.parametrize(
+    "registration", ["z", "http://[::1", "http://127.0.0.1:port/", "ftp://example.com/r", 7]
+)
+def test_a_malformed_url_from_the_server_is_a_finding(registration: Any) -> None:
+    with HostileServer(registration=registration) as server:
+        findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
+    assert [f.id for f in findings if f.level == "error"] == ["mcp_doctor.E014"]
+    assert repr(registration) in findings[0].message
+
+
+def nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def test_hostile_documents_and_schemas_are_findings() -> None:
+    tools = [{"name": "deep", "inputSchema": nested(400)}, {"name": "fine", "inputSchema": {}}]
+    with HostileServer(registration="http://127.0.0.1:9/r", tools=tools) as server:
+        server.methods = 7  # code_challenge_methods_supported that is not a list
+        run = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp", credential="k")
+        findings = {f.id for f in run.run()}
+    assert {"mcp_doctor.E011", "mcp_doctor.E031"} <= findings
+
+
+def test_a_catastrophic_pattern_does_not_hang_the_doctor(tmp_path: Path) -> None:
+    evil = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": "^(a+)+$", "default": "a" * 64 + "!"}},
+        "required": ["s"],
+    }
+    tools = [
+        {"name": "evil", "inputSchema": evil},
+        {"name": "fine", "inputSchema": {"type": "object"}},
+    ]
+    # The command in a process of its own: re's matching holds the interpreter, so only a
+    # process can be stopped at a deadline if the doctor hangs again.
+    with HostileServer(registration=None, tools=tools) as server:
+        url = f"{server.base}/mcp"
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "mcp_doctor", url, "--key=k"],
+            cwd=ROOT,
+            env=server_environment(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert "mcp_doctor.W034" in done.stdout, done.stdout + done.stderr
+    assert "2 tool schema(s) checked" in done.stdout
+
+
+def test_a_pattern_that_matches_quickly_is_still_checked() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^[a-z]+$", "default": "ABC"}},
+        "required": ["code"],
+    }
+    run = Doctor(URLLibHTTP(), "http://127.0.0.1:9/mcp")
+    run.check_arguments("coded", schema)
+    assert [f.id for f in run.findings] == ["mcp_doctor.W033"]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "array", "minItems": 10**12},
+        {"type": "string", "minLength": "many"},
+        {"type": "integer", "minimum": "low"},
+        {"type": "number", "exclusiveMinimum": float("inf")},
+        {"type": "object", "properties": [], "required": "abc"},
+        {"enum": {"a": 1}, "anyOf": {"x": 1}},
+        {"type": "object", "required": [["unhashable"]]},
+    ],
+)
+def test_examples_of_hostile_schemas_are_bounded(schema: dict[str, Any]) -> None:
+    example = example_of(schema)
+    assert len(json.dumps(example)) < 10_000
 
 
 # -- against live servers ---------------------------------------------------------------------

@@ -262,6 +262,30 @@ def test_raw_bodies(
         assert answered["error"]["code"] in (-32700, -32600), answered
 
 
+# URIs that fill the demo's templates with any text, and any text at all.
+RESOURCE_URIS = st.one_of(
+    st.text(max_size=40),
+    st.builds("tracker://projects/{}".format, st.text(min_size=1, max_size=30)),
+    st.builds("tracker://projects/{}/board".format, st.text(min_size=1, max_size=30)),
+    st.builds(
+        "tracker://projects/{}/board".format,
+        st.one_of(st.integers(min_value=-(2**80), max_value=2**80).map(str), st.just("9" * 5000)),
+    ),
+)
+
+
+@FUZZ
+@given(
+    method=st.sampled_from(["resources/read", "resources/subscribe", "resources/unsubscribe"]),
+    uri=RESOURCE_URIS,
+)
+def test_generated_resource_uris(
+    alice_rpc: MCPClient, log_watch: LogWatch, method: str, uri: str
+) -> None:
+    response = alice_rpc.request(method, {"uri": uri})
+    assert_answered(response, log_watch, (method, uri))
+
+
 def test_the_properties_run_through_the_real_url(alice_rpc: MCPClient) -> None:
     # The tools the properties cover are the endpoint's, as a client lists them.
     listed = alice_rpc.result("tools/list")["tools"]

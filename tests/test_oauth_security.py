@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+import django
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -641,3 +642,157 @@ def test_which_resources_are_this_sites(rf: Any, resource: str, own: bool) -> No
     from mcp_endpoint.oauth.metadata import is_own_resource
 
     assert is_own_resource(resource, rf.get("/o/authorize/")) is own
+
+
+# -- no 500, and only the grants the server advertises ---------------------------------------
+
+
+def test_a_device_code_grant_is_unsupported_not_a_500(db: Any) -> None:
+    client = Client(raise_request_exception=False)
+    grant = "urn:ietf:params:oauth:grant-type:device_code"
+    for form in ({"grant_type": grant}, {"grant_type": grant, "device_code": "x"}):
+        response = client.post("/o/token/", form)
+        assert response.status_code == 400, response.content
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["error"] == "unsupported_grant_type"
+
+
+@pytest.mark.parametrize(
+    "grant",
+    [
+        "client_credentials",
+        "password",
+        "implicit",
+        "urn:ietf:params:oauth:grant-type:device_code",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    ],
+)
+def test_registration_refuses_grants_not_advertised(client: Client, db: Any, grant: str) -> None:
+    advertised = client.get("/.well-known/oauth-authorization-server").json()
+    assert grant not in advertised["grant_types_supported"]
+    response = register(
+        client, grant_types=[grant], token_endpoint_auth_method="client_secret_basic"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert grant in response.json()["error_description"]
+    assert not Application.objects.exists()
+
+
+def test_registration_refuses_response_types_not_advertised(client: Client, db: Any) -> None:
+    for response_types in (["token"], ["code id_token"], "code", [7]):
+        response = register(client, response_types=response_types)
+        assert response.status_code == 400, (response_types, response.content)
+        assert response.json()["error"] == "invalid_client_metadata"
+    assert not Application.objects.exists()
+    assert (
+        register(client, response_types=["code"], grant_types=["authorization_code"]).status_code
+        == 201
+    )
+
+
+def test_an_anonymous_registrant_gets_no_token_without_a_user(client: Client, db: Any) -> None:
+    # Before, a client_credentials client registered anonymously got a token with no user,
+    # which introspection called active.
+    registered = register(
+        client, grant_types=["client_credentials"], token_endpoint_auth_method="client_secret_basic"
+    )
+    assert registered.status_code == 400
+    app = Application.objects.create(
+        name="made by an administrator",
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+        client_secret="s3cret-s3cret",
+        hash_client_secret=False,
+    )
+    token = client.post(
+        "/o/token/",
+        {"grant_type": "client_credentials", "scope": "read"},
+        headers={"Authorization": basic_auth(app.client_id, "s3cret-s3cret")},
+    )
+    assert token.status_code == 400
+    assert token.json()["error"] == "unsupported_grant_type"
+    assert not AccessToken.objects.filter(user=None, application=app).exists()
+
+
+def basic_auth(client_id: str, secret: str) -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+
+
+@pytest.mark.parametrize("field", ["client_name", "software_id", "client_uri", "redirect_uris"])
+@pytest.mark.parametrize("text", ["\u0000", "a\u0000b", "\ud800", "x\udfff"])
+def test_registration_refuses_text_no_database_stores(
+    client: Client, db: Any, field: str, text: str
+) -> None:
+    value: Any = [text] if field == "redirect_uris" else text
+    client = Client(raise_request_exception=False)
+    response = register(client, **{field: value})
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] in ("invalid_client_metadata", "invalid_redirect_uri")
+    assert not Application.objects.exists()
+
+
+def test_a_registration_nested_past_the_recursion_limit(db: Any) -> None:
+    client = Client(raise_request_exception=False)
+    body = "[" * 100_000 + "]" * 100_000
+    response = client.post("/o/register/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+
+
+@pytest.mark.parametrize(
+    ("path", "form"),
+    [
+        ("/o/token/", {"grant_type": "authorization_code", "code": "a\x00", "client_id": "c"}),
+        ("/o/token/", {"grant_type": "refresh_token", "refresh_token": "\x00"}),
+        ("/o/token/", {"grant_type": "authorization_code", "client_id": "\x00"}),
+        ("/o/revoke_token/", {"token": "\x00", "client_id": "c"}),
+    ],
+)
+def test_a_nul_in_a_form_is_invalid_request(db: Any, path: str, form: dict[str, str]) -> None:
+    response = Client(raise_request_exception=False).post(path, form)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_request"
+
+
+def test_a_nul_in_basic_credentials_or_a_query_is_invalid_request(alice: Any) -> None:
+    client = Client(raise_request_exception=False)
+    client.force_login(alice)  # the authorisation endpoint reads its query once signed in
+    response = client.post(
+        "/o/token/",
+        {"grant_type": "authorization_code", "code": "x"},
+        headers={"Authorization": basic_auth("a%00b", "secret")},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+    response = client.get("/o/authorize/", {"client_id": "\x00", "response_type": "code"})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+
+
+@pytest.mark.parametrize("path", ["/o/token/", "/o/revoke_token/", "/o/introspect/"])
+def test_the_client_endpoints_take_posts_without_a_csrf_token(
+    db: Any, path: str, settings: Any
+) -> None:
+    # A client has no CSRF cookie; the views that check their input first must stay
+    # CSRF-exempt and open to anonymous callers (LoginRequiredMiddleware), as the toolkit's.
+    if django.VERSION >= (5, 1):
+        login_required = "django.contrib.auth.middleware.LoginRequiredMiddleware"
+        settings.MIDDLEWARE = [*settings.MIDDLEWARE, login_required]
+    client = Client(enforce_csrf_checks=True, raise_request_exception=False)
+    response = client.post(path, {"token": "x", "grant_type": "authorization_code"})
+    assert response.status_code != 302, response["Location"]
+    assert b"CSRF" not in response.content, response.content[:300]
+
+
+@pytest.mark.parametrize("path", ["/o/device-authorization/", "/o/device-authorization"])
+def test_a_nul_at_the_device_authorisation_endpoint_is_invalid_request(db: Any, path: str) -> None:
+    # The toolkit mounts it whether or not the device grant is advertised; PostgreSQL refused
+    # the NUL in its client lookup with a DataError.
+    response = Client(raise_request_exception=False).post(
+        path, "client_id=%00", content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_request"

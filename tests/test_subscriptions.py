@@ -152,6 +152,23 @@ def test_aliases_of_a_resource_are_one_subscription(
         "resources/unsubscribe", {"uri": aliases(project)[0]}, headers=headers
     )
     assert unsubscribed.json()["result"] == {}
+
+
+# Text in the place of the project's id that is no integer a column holds: digits past
+# int()'s limit, a superscript digit (str.isdigit() says yes, int() says no), past 64 bits.
+NOT_AN_ID = ["5" * 5000, "\u00b9", "\u0663", "9" * 19, "1e3", "0x10", "+1", " 1"]
+
+
+@pytest.mark.parametrize("project_id", NOT_AN_ID, ids=range(len(NOT_AN_ID)))
+def test_a_board_uri_that_names_no_project(
+    rpc: MCPClient, sessions_on: None, project: Project, project_id: str
+) -> None:
+    uri = f"tracker://projects/{project_id}/board"
+    session_id = initialize(rpc)
+    for method in ("resources/read", "resources/subscribe"):
+        response = rpc.request(method, {"uri": uri}, headers=in_session(session_id))
+        assert response.status_code == 200, response.content[:300]
+        assert response.json()["error"]["code"] == -32002
     assert stored_subscriptions(session_id) == []
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone, translation
 from oauth2_provider.models import get_access_token_model, get_application_model
 
 from mcp_endpoint import signals
-from mcp_endpoint.calllog import MAX_DEPTH, UNLOGGABLE, redact
+from mcp_endpoint.calllog import MAX_DEPTH, TRUNCATED, UNLOGGABLE, redact, within_row_budget
 from mcp_endpoint.models import APIKey, ToolCall
 from project.tracker.models import Project, Task
 
@@ -506,3 +506,54 @@ def test_the_log_pages_speak_french(
     assert "Les appels sont conservés 90 jours" in text
     with translation.override("fr"):
         assert str(ToolCall._meta.verbose_name_plural) == "appels d\u2019outils"
+
+
+# -- a row has a size ---------------------------------------------------------------------------
+
+
+def row_bytes(row: ToolCall) -> int:
+    return len(json.dumps(row.arguments)) + len(row.error.encode("utf-8"))
+
+
+def test_a_refused_call_with_huge_arguments_writes_a_bounded_row(
+    mcp_client: Any, alice_key: str, project: Any
+) -> None:
+    # 95 strings of 10,000 characters in an argument list_tasks does not take: each string is
+    # under the per-string cut, and the row was 950,405 bytes.
+    arguments = {"nonsense": ["x" * 10_000] * 95}
+    result = mcp_client(alice_key).call("list_tasks", arguments)
+    assert result["isError"] is True
+    row = ToolCall.objects.get()
+    assert row.outcome == "invalid_arguments"
+    assert row_bytes(row) <= 64 * 1024
+    assert set(row.arguments) == {TRUNCATED, "start"}
+    assert row.arguments[TRUNCATED].endswith("bytes of arguments, over LOG_ROW_MAX_BYTES")
+    assert row.arguments["start"].startswith('{"nonsense": ["xxx')
+
+
+@pytest.mark.parametrize("budget", [1024, 5000])
+def test_the_row_budget_is_a_setting_and_holds_for_any_text(
+    mcp_client: Any, alice_key: str, project: Any, settings: Any, budget: int
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "LOG_ROW_MAX_BYTES": budget}
+    # Quotes, backslashes and non-ASCII text grow when written as JSON.
+    arguments = {'"\\é🎉': ['"\\' * 3000, "é" * 3000, "🎉" * 3000]}
+    mcp_client(alice_key).call("list_tasks", arguments)
+    row = ToolCall.objects.get()
+    assert row_bytes(row) <= budget
+    assert TRUNCATED in row.arguments
+
+
+def test_a_row_within_the_budget_is_kept_whole(
+    mcp_client: Any, alice_key: str, project: Any
+) -> None:
+    arguments = {"nonsense": ["x" * 10_000] * 3}
+    mcp_client(alice_key).call("list_tasks", arguments)
+    assert ToolCall.objects.get().arguments == arguments
+
+
+def test_a_long_error_text_is_cut_and_marked() -> None:
+    arguments, error = within_row_budget({"a": 1}, "é" * 2000, 1024)
+    assert arguments == {"a": 1}
+    assert len(error.encode("utf-8")) <= 256
+    assert error.endswith("[truncated from 4000 bytes]")

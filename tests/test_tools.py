@@ -487,6 +487,20 @@ def test_unknown_resource(rpc: MCPClient, uri: str) -> None:
     assert error["data"] == {"uri": uri}
 
 
+def test_a_resource_that_raises_is_an_internal_error_not_a_500(
+    rpc: MCPClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    uri = "test://items/book/bug"
+    response = rpc.request("resources/read", {"uri": uri})
+    assert response.status_code == 200
+    error = rpc_error(response, -32603)
+    assert error["message"] == "Internal error reading the resource"
+    assert error["data"] == {"uri": uri}
+    assert "invalid literal" not in response.content.decode()
+    [record] = [r for r in caplog.records if r.exc_info]
+    assert record.getMessage() == f"resource {uri} failed"
+
+
 def test_scoped_resources_are_hidden(read_rpc: MCPClient, mcp_client: Any, alice: Any) -> None:
     assert "test://admin-only" not in {
         r["uri"] for r in read_rpc.result("resources/list")["resources"]

@@ -211,6 +211,8 @@ def item(kind: str, item_id: str, context: Context) -> dict[str, str]:
     """An item by kind and id; id 0 does not exist."""
     if item_id == "0":
         raise ResourceNotFound(item_id)
+    if item_id == "bug":  # fails as a host's code can
+        raise ValueError(f"invalid literal for int() with base 10: {item_id!r}")
     return {"kind": kind, "id": item_id, "reader": context.user.get_username()}
 
 

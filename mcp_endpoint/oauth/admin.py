@@ -25,6 +25,7 @@ from oauth2_provider import admin as toolkit_admin
 from oauth2_provider.models import AbstractApplication
 from oauth2_provider.settings import oauth2_settings
 
+from mcp_endpoint.oauth.metadata import advertised_grant_types
 from mcp_endpoint.oauth.revocation import revoke_application_tokens
 
 # The toolkit's grant type names in its metadata setting, for the values on an application.
@@ -40,12 +41,8 @@ SUPPORTED_NAMES = {
 def allowed_grant_types() -> set[str]:
     """The grant types an application may be given under the toolkit's settings: those the
     server advertises, less the ones RFC 9700 compliance turns off."""
-    supported = set(oauth2_settings.OAUTH2_GRANT_TYPES_SUPPORTED)
+    supported = set(advertised_grant_types())
     allowed = {value for value, name in SUPPORTED_NAMES.items() if name in supported}
-    if oauth2_settings.COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT:
-        allowed.discard(AbstractApplication.GRANT_IMPLICIT)
-    if oauth2_settings.COMPLIANT_BCP_RFC9700_PASSWORD_GRANT:
-        allowed.discard(AbstractApplication.GRANT_PASSWORD)
     if oauth2_settings.OIDC_ENABLED and "code" in oauth2_settings.OAUTH2_RESPONSE_TYPES_SUPPORTED:
         allowed.add(AbstractApplication.GRANT_OPENID_HYBRID)
     return allowed

@@ -17,6 +17,7 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServerMetadataView
+from oauth2_provider.views.metadata import bcp_filter_response_types
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
@@ -91,6 +92,25 @@ def is_own_resource(url: str, request: HttpRequest) -> bool:
         oauth2_settings.OAUTH2_PROTECTED_RESOURCE_IDENTIFIER
     }
     return url.rstrip("/") in {c.rstrip("/") for c in configured if c}
+
+
+def advertised_grant_types() -> list[str]:
+    """The ``grant_types_supported`` of the authorisation server metadata, as the toolkit
+    computes them: its setting less the grants an RFC 9700 gate turns off."""
+    grant_types = list(oauth2_settings.OAUTH2_GRANT_TYPES_SUPPORTED)
+    if oauth2_settings.COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT:
+        grant_types = [g for g in grant_types if g != "implicit"]
+    if oauth2_settings.COMPLIANT_BCP_RFC9700_PASSWORD_GRANT:
+        grant_types = [g for g in grant_types if g != "password"]
+    return grant_types
+
+
+def advertised_response_types() -> list[str]:
+    """The ``response_types_supported`` of the authorisation server metadata."""
+    response_types: list[str] = bcp_filter_response_types(
+        oauth2_settings.OAUTH2_RESPONSE_TYPES_SUPPORTED
+    )
+    return response_types
 
 
 def not_found(description: str) -> JsonResponse:

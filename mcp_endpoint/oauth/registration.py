@@ -12,11 +12,15 @@ The same redirect-URI policy applies to client ID metadata documents through
 :class:`MetadataDocumentFetcher`, so a client cannot get around it by hosting a document
 instead of registering.
 
-Whatever the policies, a redirect URI holding whitespace or a control character is refused
-(:func:`redirect_uri_character_refusal`), and a registration is kept only when the list the
-toolkit stored reads back as exactly the list that was checked: the toolkit keeps the URIs
-in one space-separated text field, so ``"http://127.0.0.1/cb https://evil.example/steal"``
-would otherwise be checked as one loopback URI and stored as two.
+Whatever the policies, a registration is refused (``invalid_client_metadata``) when it holds
+text no database stores (NUL, a lone surrogate) or asks for a grant or response type the
+authorisation server metadata does not advertise: an anonymous registrant must not get a
+``client_credentials`` client, whose tokens name no user. A redirect URI holding whitespace
+or a control character is refused (:func:`redirect_uri_character_refusal`), and a
+registration is kept only when the list the toolkit stored reads back as exactly the list
+that was checked: the toolkit keeps the URIs in one space-separated text field, so
+``"http://127.0.0.1/cb https://evil.example/steal"`` would otherwise be checked as one
+loopback URI and stored as two.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from mcp_endpoint.conf import mcp_settings
+from mcp_endpoint.oauth.parameters import is_storable, strings_in, unadvertised_metadata
 
 LOOPBACK_NAMES = {"localhost"}
 APPLICATION_TYPES = ("native", "web")
@@ -262,9 +267,41 @@ def metadata_of(request: HttpRequest) -> dict[str, Any] | None:
     """The JSON object in the body, or None (the toolkit answers malformed bodies itself)."""
     try:
         data = json.loads(request.body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def unparsable_body(request: HttpRequest) -> JsonResponse | None:
+    """The toolkit's answer to a body that is not JSON, for the bodies its parser raises on
+    instead (nesting past the recursion limit), or None."""
+    try:
+        json.loads(request.body)
+    except RecursionError:
+        return RegistrationRefused(
+            "invalid_client_metadata", "Request body must be valid JSON"
+        ).response()
+    except ValueError:
+        return None
+    return None
+
+
+def check_metadata(request: HttpRequest, metadata: dict[str, Any]) -> None:
+    """Every check a registration or an update passes before the toolkit stores it: redirect
+    URIs without whitespace or controls, text a database stores, only advertised grant and
+    response types (none of which a host's policies can turn off), then the host's policies.
+    Raises :class:`RegistrationRefused`."""
+    check_redirect_uri_characters(metadata)
+    for text in strings_in(metadata):
+        if not is_storable(text):
+            raise RegistrationRefused(
+                "invalid_client_metadata",
+                "The metadata holds a NUL or an unpaired surrogate character",
+            )
+    unadvertised = unadvertised_metadata(metadata)
+    if unadvertised is not None:
+        raise RegistrationRefused("invalid_client_metadata", unadvertised)
+    check_policies(request, metadata)
 
 
 def stored_refusal(response: HttpResponse, metadata: dict[str, Any] | None) -> JsonResponse | None:
@@ -306,11 +343,13 @@ class RegistrationView(DynamicClientRegistrationView):
             )
             response["Retry-After"] = str(seconds)
             return response
+        unparsable = unparsable_body(request)
+        if unparsable is not None:
+            return unparsable
         metadata = metadata_of(request)
         if metadata is not None:
             try:
-                check_redirect_uri_characters(metadata)
-                check_policies(request, metadata)
+                check_metadata(request, metadata)
             except RegistrationRefused as refused:
                 return refused.response()
         with transaction.atomic():
@@ -345,11 +384,13 @@ class RegistrationManagementView(DynamicClientRegistrationManagementView):
         auth = self._authenticate_registration_request(request, client_id)
         if isinstance(auth, HttpResponse):
             return auth
+        unparsable = unparsable_body(request)
+        if unparsable is not None:
+            return unparsable
         metadata = metadata_of(request)
         if metadata is not None:
             try:
-                check_redirect_uri_characters(metadata)
-                check_policies(request, metadata)
+                check_metadata(request, metadata)
             except RegistrationRefused as refused:
                 return refused.response()
         with transaction.atomic():
@@ -391,6 +432,9 @@ class MetadataDocumentFetcher(SafeMetadataFetcher):
             reason = policy.refusal(uri)
             if reason:
                 raise CIMDError(f"redirect URI {uri!r} refused: {reason}")
+        unadvertised = unadvertised_metadata(metadata)
+        if unadvertised is not None:
+            raise CIMDError(unadvertised)
         try:
             ApplicationTypePolicy().check(None, metadata)
         except RegistrationRefused as refused:

@@ -7,8 +7,9 @@
     ]
 
 They serve the metadata documents at the well-known URLs clients try, and the endpoints
-clients call (authorise, token, register, revoke, introspect) with and without the final
-slash, without a redirect: a client does not repeat a POST through a 301. The toolkit's
+clients call (authorise, token, register, revoke, introspect, device authorisation) with and
+without the final slash, without a redirect: a client does not repeat a POST through a 301.
+The toolkit's
 include keeps its URL names, so ``reverse("oauth2_provider:token")`` and the metadata it
 publishes still work; the paths here come first and answer the same URLs.
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 import re
 
 from django.urls import URLPattern, re_path
-from oauth2_provider import views as toolkit
 
 from mcp_endpoint.oauth.metadata import (
     AuthorizationServerMetadataView,
@@ -31,6 +31,9 @@ from mcp_endpoint.oauth.views import (
     AuthorizationView,
     AuthorizedTokenDeleteView,
     AuthorizedTokensListView,
+    DeviceAuthorizationView,
+    IntrospectTokenView,
+    RevokeTokenView,
     TokenView,
 )
 
@@ -59,8 +62,13 @@ def oauth_urlpatterns(prefix: str = "o/") -> list[URLPattern]:
         re_path(at + r"\.well-known/oauth-protected-resource/?\Z", resource_metadata),
         re_path(at + r"authorize/?\Z", AuthorizationView.as_view(), name="authorize"),
         re_path(at + r"token/?\Z", TokenView.as_view(), name="token"),
-        re_path(at + r"revoke_token/?\Z", toolkit.RevokeTokenView.as_view(), name="revoke-token"),
-        re_path(at + r"introspect/?\Z", toolkit.IntrospectTokenView.as_view(), name="introspect"),
+        re_path(at + r"revoke_token/?\Z", RevokeTokenView.as_view(), name="revoke-token"),
+        re_path(at + r"introspect/?\Z", IntrospectTokenView.as_view(), name="introspect"),
+        re_path(
+            at + r"device-authorization/?\Z",
+            DeviceAuthorizationView.as_view(),
+            name="device-authorization",
+        ),
         re_path(at + r"register/?\Z", RegistrationView.as_view(), name="register"),
         re_path(
             at + r"register/(?P<client_id>[^/]+)/?\Z",

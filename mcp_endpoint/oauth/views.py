@@ -37,10 +37,14 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
 from oauth2_provider.views import AuthorizedTokenDeleteView as ToolkitAuthorizedTokenDeleteView
 from oauth2_provider.views import AuthorizedTokensListView as ToolkitAuthorizedTokensListView
+from oauth2_provider.views import DeviceAuthorizationView as ToolkitDeviceAuthorizationView
+from oauth2_provider.views import IntrospectTokenView as ToolkitIntrospectTokenView
+from oauth2_provider.views import RevokeTokenView as ToolkitRevokeTokenView
 from oauth2_provider.views import TokenView as ToolkitTokenView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
 
 from mcp_endpoint.oauth.metadata import endpoint_at, is_own_resource, resource_url
+from mcp_endpoint.oauth.parameters import refuse_unadvertised_grant, refuse_unstorable
 from mcp_endpoint.oauth.registration import is_loopback_host
 
 PKCE_METHODS = ("S256",)
@@ -150,6 +154,20 @@ class AuthorizationView(ToolkitAuthorizationView):
 
     template_name = "mcp_endpoint/oauth/authorize.html"
 
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
+
     def validate_authorization_request(
         self, request: HttpRequest
     ) -> tuple[list[str], dict[str, Any]]:
@@ -229,15 +247,64 @@ class TokenView(ToolkitTokenView):
     """The toolkit's token endpoint, whose every answer is JSON and never cached.
 
     An error raised while the token is saved (``invalid_target`` for a resource the grant
-    does not cover) reaches the client with a JSON body but no JSON media type.
+    does not cover) reaches the client with a JSON body but no JSON media type. A grant the
+    server does not advertise is ``unsupported_grant_type`` here: the toolkit would try it.
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request) or refuse_unadvertised_grant(request)
+        if refusal is not None:
+            return refusal
         response: HttpResponse = super().post(request, *args, **kwargs)
         if response.status_code >= 400 and response["Content-Type"].startswith("text/html"):
             response["Content-Type"] = "application/json"
         if not response.has_header("Cache-Control"):
             response["Cache-Control"] = "no-store"
+        return response
+
+
+# The OAuth endpoints refuse text no database stores in the methods, not in dispatch:
+# as_view() takes csrf_exempt and login_not_required from the toolkit's decorated dispatch.
+
+
+class RevokeTokenView(ToolkitRevokeTokenView):
+    """The toolkit's revocation endpoint (RFC 7009)."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
+
+
+class DeviceAuthorizationView(ToolkitDeviceAuthorizationView):
+    """The toolkit's device authorisation endpoint (RFC 8628), which the toolkit mounts
+    whether or not the device grant is advertised."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
+
+
+class IntrospectTokenView(ToolkitIntrospectTokenView):
+    """The toolkit's introspection endpoint (RFC 7662)."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = refuse_unstorable(request)
+        if refusal is not None:
+            return refusal
+        response: HttpResponse = super().post(request, *args, **kwargs)
         return response
 
 
