@@ -461,3 +461,33 @@ def test_a_task_pruned_before_its_worker_runs_records_nothing(fixture_tasks: Tas
         fixture_tasks.post("tasks/get", {"taskId": task_id}, capabilities=TASKS),
         400, -32602, fixture_tasks.next_id,
     )  # fmt: skip
+
+
+# -- the conformance fixture is the suite's, on this machine only -----------------------------
+
+
+def test_the_fixture_refuses_clients_off_the_loopback_interface(client: Any) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = client.post(
+        FIXTURE,
+        data=message,
+        content_type="application/json",
+        headers={"Accept": "application/json, text/event-stream"},
+        REMOTE_ADDR="203.0.113.9",
+    )
+    assert response.status_code == 403
+    assert "result" not in response.json()
+    assert not ToolTask.objects.exists()
+
+
+@pytest.mark.parametrize("seconds", [61, -1])
+def test_slow_compute_sleeps_within_its_bound(fixture_tasks: TaskClient, seconds: int) -> None:
+    schema = next(
+        tool["inputSchema"]
+        for tool in result_of(fixture_tasks.post("tools/list"))["tools"]
+        if tool["name"] == "slow_compute"
+    )
+    assert schema["properties"]["seconds"]["maximum"] == 60
+    task = fixture_tasks.get(fixture_tasks.call("slow_compute", {"seconds": seconds})["taskId"])
+    assert task["result"]["isError"] is True
+    assert task["result"]["structuredContent"]["error"]["code"] == "invalid_arguments"
