@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_endpoint.tasks")
 
 REVOKED = "The credential that started this task is no longer valid"
+NARROWED = "The credential that started this task no longer holds the scope(s) its tool needs"
 
 
 def iso(moment: Any) -> str:
@@ -89,7 +90,8 @@ def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
     """``(valid, credential)``: the task's credential as it stands now.
 
     Not valid when the key was revoked or expired, the token is gone or expired, or the
-    user was deleted or made inactive since the task was created.
+    user was deleted or made inactive since the task was created. The credential's scopes
+    are those its key or token holds now.
     """
     from mcp_endpoint.authentication import Credential
     from mcp_endpoint.models import get_api_key_model
@@ -112,7 +114,14 @@ def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
         auth = get_access_token_model()._default_manager.filter(pk=task.credential_id).first()
         if auth is None or auth.is_expired() or auth.user_id != user.pk:
             return False, None
-    scopes = frozenset(task.scopes) if isinstance(task.scopes, list) else None
+    # The scopes the key or token holds now, not those it held when the task was created:
+    # a credential narrowed since runs (and keeps) only what it still may. Never wider than
+    # at creation either.
+    kept = frozenset(task.scopes) if isinstance(task.scopes, list) else None
+    scope = getattr(auth, "scope", None)
+    scopes = frozenset(scope.split()) if isinstance(scope, str) else kept
+    if scopes is not None and kept is not None:
+        scopes &= kept
     authenticator = import_string(task.authenticator)() if task.authenticator else None
     return True, Credential(user=user, auth=auth, scopes=scopes, authenticator=authenticator)
 
@@ -245,13 +254,40 @@ class DjangoTaskEngine:
 
     def get(self, task_id: str, context: RequestContext) -> dict[str, Any] | None:
         task = self.find(task_id, context)
-        return None if task is None else self.describe(task)
+        if task is None:
+            return None
+        self.check_scopes(task, context)
+        return self.describe(task)
+
+    def check_scopes(self, task: ToolTask, context: RequestContext) -> None:
+        """Refuse a caller whose credential no longer holds the scopes of the task's tool.
+
+        The task's result is what the tool would answer now: a key narrowed from
+        ``read write`` to ``write`` after an export started reads nothing of the export,
+        as the REST view would refuse it.
+        """
+        tool = self.endpoint.tools.get(task.tool)
+        credential = context.credential
+        if tool is None or credential is None or credential.allows(tool.required_scopes):
+            return
+        needed = sorted(tool.required_scopes)
+        raise ProtocolError(
+            jsonrpc.REQUEST_REFUSED,
+            f"Forbidden: this task's tool needs the scope(s) {' '.join(needed)}",
+            {
+                "code": "insufficient_scope",
+                "required_scopes": needed,
+                "granted_scopes": sorted(credential.scopes or ()),
+            },
+        )
 
     def update(self, task_id: str, responses: dict[str, Any], context: RequestContext) -> bool:
         from mcp_endpoint.models import ToolTask
 
-        if self.find(task_id, context) is None:
+        found = self.find(task_id, context)
+        if found is None:
             return False
+        self.check_scopes(found, context)
         with transaction.atomic():
             task = ToolTask.objects.select_for_update().get(pk=task_id)
             pending = dict(task.input_requests or {})
@@ -284,6 +320,7 @@ class DjangoTaskEngine:
 
 TASK_FIELDS = (
     "id",
+    "tool",
     "status",
     "status_message",
     "created",
@@ -365,12 +402,18 @@ def run_tool_task(task_id: str) -> None:
         task=RunningTask(task_id),
     )
     kept: list[bool] = []
+    narrowed: list[bool] = []
 
     def keep(result: ToolResult) -> bool:
         # Looked up again just before the commit: a credential revoked while the tool ran
-        # takes the tool's writes and its result with it; so does a cancellation.
+        # takes the tool's writes and its result with it; so does one that lost a scope
+        # the tool needs, and a cancellation.
         kept.append(True)
-        if not restore_credential(task)[0]:
+        still_valid, now = restore_credential(task)
+        if not still_valid:
+            return False
+        if now is not None and not now.allows(tool.required_scopes):
+            narrowed.append(True)
             return False
         run_on.text_budget(result)
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
@@ -379,16 +422,27 @@ def run_tool_task(task_id: str) -> None:
     started = time.monotonic()
     try:
         result = endpoint.run_tool(tool, dict(task.arguments), context, keep)
-        if not kept:
-            # A tool error, answered before the transaction: nothing of it was kept.
-            keep(result)
+        if not kept and not keep(result):
+            # A tool error, answered before the transaction, for a credential that no
+            # longer holds: recorded as any abandoned call is.
+            raise CallAbandoned(tool.name)
         # The call log and the tool_called signal see a task's call as any other.
         endpoint.record_call(
             tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
         )
     except CallAbandoned:
-        # Rolled back: cancelled meanwhile (it stays so), or its credential went away.
-        revoked(task_id)
+        # Rolled back: cancelled meanwhile (it stays so), or its credential went away or
+        # lost a scope the tool needs.
+        if narrowed:
+            needed = sorted(tool.required_scopes)
+            refusal = {
+                "code": jsonrpc.UNAUTHORIZED,
+                "message": NARROWED,
+                "data": {"required_scopes": needed},
+            }
+            finish(task_id, status=FAILED, error=refusal)
+        else:
+            revoked(task_id)
     except InputRequired as exc:
         finish(task_id, status=INPUT_REQUIRED, input_requests=exc.requests)
     except ProtocolError as exc:

@@ -20,7 +20,7 @@ from mcp_endpoint.checks import check_task_workers, check_tasks
 from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import APIKey, ToolCall, ToolTask
 from mcp_endpoint.protocol.tasks import EXTENSION
-from mcp_endpoint.tasks import REVOKED, run_tool_task
+from mcp_endpoint.tasks import NARROWED, REVOKED, run_tool_task
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
 from tests.test_modern import FIXTURE, Modern, error_of, result_of
@@ -305,6 +305,57 @@ def test_a_key_revoked_while_the_task_runs_keeps_nothing_it_did(
     assert row.error == {"code": -32001, "message": REVOKED}
     assert row.result is None
     assert not Project.objects.filter(name="Never kept").exists()
+
+
+@pytest.mark.urls("tests.urls_testing")
+def test_a_key_that_loses_the_tools_scope_while_it_runs_gets_nothing(
+    mcp_client: Callable[..., MCPClient], alice_key: str
+) -> None:
+    client = TaskClient(mcp_client(alice_key, "/test-mcp"))
+    task_id = client.call("read_then_lose_read", {})["taskId"]
+    row = ToolTask.objects.get(pk=task_id)
+    assert row.status == "failed"
+    assert row.error["message"] == NARROWED
+    assert row.result is None
+    # Its key, now write-only, reads nothing of the task either.
+    response = client.post("tasks/get", {"taskId": task_id}, capabilities=TASKS)
+    assert "nobody may read" not in response.content.decode()
+
+
+@pytest.mark.urls("tests.urls_testing")
+def test_a_user_made_inactive_while_the_task_runs_gets_nothing(
+    mcp_client: Callable[..., MCPClient], alice_key: str
+) -> None:
+    client = TaskClient(mcp_client(alice_key, "/test-mcp"))
+    task_id = client.call("read_then_deactivate", {})["taskId"]
+    row = ToolTask.objects.get(pk=task_id)
+    assert row.status == "failed"
+    assert row.error == {"code": -32001, "message": REVOKED}
+    assert row.result is None
+    response = client.post("tasks/get", {"taskId": task_id}, capabilities=TASKS)
+    assert response.status_code == 401
+    assert "user who left" not in response.content.decode()
+
+
+def test_a_finished_task_is_not_read_by_a_key_narrowed_since(
+    demo: TaskClient, project: Project, alice_key: str
+) -> None:
+    task_id = demo.call("export_project_tasks", {"project_id": project.pk})["taskId"]
+    assert demo.get(task_id)["status"] == "completed"
+    key = APIKey.objects.get_for_raw_key(alice_key)
+    assert key is not None
+    key.scope = "write"
+    key.save(update_fields=["scope"])
+    response = demo.post("tasks/get", {"taskId": task_id}, capabilities=TASKS)
+    error = error_of(response, response.status_code, -32000, demo.next_id)
+    assert error["data"]["code"] == "insufficient_scope"
+    assert error["data"]["required_scopes"] == ["read"]
+    assert "result" not in response.content.decode()
+    # The REST view the export stands for refuses the same key the same way.
+    rest = demo.rpc.client.get(
+        f"/api/tasks/?project={project.pk}", headers={"Authorization": f"Bearer {alice_key}"}
+    )
+    assert rest.status_code == 403
 
 
 @pytest.mark.urls("tests.urls_drf_testing")
