@@ -4,7 +4,7 @@ A call of a tool marked ``task_support="optional"`` or ``"required"`` from a cli
 declared the tasks extension becomes a :class:`~mcp_endpoint.models.ToolTask` row, and
 :func:`run_tool_task` is enqueued on the task backend ``TASK_BACKEND`` names
 (``django.tasks`` from Django 6.0, the ``django-tasks`` backport before it). A worker of
-that backend (``manage.py db_worker`` for ``django-tasks-db``) runs the call, never a
+that backend (``manage.py mcp_task_worker`` for ``django-tasks-db``) runs the call, never a
 thread of the web worker.
 
 The worker runs the tool with the credential that created the task, looked up again:
@@ -32,7 +32,8 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import interfaces, outages
+from mcp_endpoint import interfaces, outages, task_recovery
+from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
@@ -47,7 +48,7 @@ from mcp_endpoint.protocol.tasks import (
     WORKING,
 )
 from mcp_endpoint.protocol.versions import MODERN
-from mcp_endpoint.tools import CallAbandoned
+from mcp_endpoint.tools import CallAbandoned, Tool
 
 try:  # Django 6.0+
     from django.tasks import task as framework_task
@@ -56,6 +57,7 @@ except ImportError:  # pragma: no cover - the backport, before Django 6.0
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.conf import MCPSettings
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolTask
 
@@ -249,14 +251,24 @@ class DjangoTaskEngine:
         return self.describe(task, outcome=False)
 
     def enqueue(self, task: ToolTask) -> None:
+        from mcp_endpoint.models import ToolTask
+
         backend = self.endpoint.settings.TASK_BACKEND
-        run_tool_task.using(backend=backend).enqueue(task.id)
+        run = run_tool_task.using(backend=backend).enqueue(task.id)
+        # Which run is the task's, to ask the backend whether it ended without a word.
+        ToolTask.objects.filter(pk=task.pk).update(job=str(run.id)[:64])
 
     def get(self, task_id: str, context: RequestContext) -> dict[str, Any] | None:
         task = self.find(task_id, context)
         if task is None:
             return None
         self.check_scopes(task, context)
+        if task_recovery.abandoned(task, self.endpoint.settings):
+            # Its worker is gone: the caller learns so now, not when the task expires.
+            task_recovery.settle(task)
+            task = self.find(task_id, context)
+            if task is None:
+                return None
         return self.describe(task)
 
     def check_scopes(self, task: ToolTask, context: RequestContext) -> None:
@@ -300,8 +312,18 @@ class DjangoTaskEngine:
                 del pending[key]
             task.input_requests = pending or None
             if not pending:
+                # A new run: the last one's heartbeat says nothing of it.
                 task.status = WORKING
-            task.save(update_fields=["input_responses", "input_requests", "status", "updated"])
+                task.heartbeat = None
+            task.save(
+                update_fields=[
+                    "input_responses",
+                    "input_requests",
+                    "status",
+                    "heartbeat",
+                    "updated",
+                ]
+            )
         if not pending:
             # Every answer is in: the call runs again, from the start, with all of them.
             self.enqueue(task)
@@ -328,6 +350,8 @@ TASK_FIELDS = (
     "result",
     "error",
     "input_requests",
+    "job",
+    "heartbeat",
 )
 
 
@@ -364,34 +388,58 @@ def finish(task_id: str, **fields: Any) -> bool:
     )
 
 
-def revoked(task_id: str) -> None:
+def record(task_id: str, settings: MCPSettings, **fields: Any) -> bool:
+    """:func:`finish`, tried again while the database is unreachable (outside a transaction),
+    for as long as a heartbeat may be late: then the task is settled as lost anyway."""
+    patience = task_recovery.stale_after(settings).total_seconds()
+    return task_recovery.persist(
+        lambda: finish(task_id, **fields), patience=patience, what="record the outcome"
+    )
+
+
+def revoked(task_id: str, settings: MCPSettings) -> None:
     """Fail a task that is still working because its credential no longer holds."""
     error = {"code": jsonrpc.UNAUTHORIZED, "message": REVOKED}
-    if finish(task_id, status=FAILED, error=error):
+    if record(task_id, settings, status=FAILED, error=error):
         logger.info("task %s stopped: its credential is no longer valid", task_id)
 
 
 @framework_task()
 def run_tool_task(task_id: str) -> None:
-    """Run one task's tool call on a worker and record its outcome on the task."""
+    """Run one task's tool call on a worker and record its outcome on the task.
+
+    The database may be unreachable for a while at any point: the worker's own reads and
+    writes are tried again (:func:`~mcp_endpoint.task_recovery.persist`), and a task whose
+    outcome could not be recorded in time is settled as lost, never left ``working``.
+    """
     from mcp_endpoint.models import ToolTask
 
-    task = ToolTask.objects.filter(pk=task_id).first()
+    patience = task_recovery.stale_after(mcp_settings).total_seconds()
+    task = task_recovery.persist(
+        lambda: ToolTask.objects.filter(pk=task_id).first(), patience=patience, what="read it"
+    )
     if task is None or task.status != WORKING or task.expires <= timezone.now():
         return  # cancelled, expired or answered before a worker got to it
+    endpoint = interfaces.find(task.endpoint)
+    settings = endpoint.settings if endpoint is not None else mcp_settings
     valid, credential = restore_credential(task)
     if not valid:
-        revoked(task_id)
+        revoked(task_id, settings)
         return
-    endpoint = interfaces.find(task.endpoint)
     tool = endpoint.tools.get(task.tool) if endpoint is not None else None
     if endpoint is None or tool is None:
-        finish(
-            task_id,
-            status=FAILED,
-            error={"code": jsonrpc.INTERNAL_ERROR, "message": f"Unknown tool: {task.tool}"},
-        )
+        error = {"code": jsonrpc.INTERNAL_ERROR, "message": f"Unknown tool: {task.tool}"}
+        record(task_id, settings, status=FAILED, error=error)
         return
+    task_recovery.persist(lambda: task_recovery.beat(task_id), patience=patience, what="start")
+    with task_recovery.Heartbeat(task_id, task_recovery.interval(settings)):
+        run_call(task, endpoint, tool, credential)
+
+
+def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any) -> None:
+    """Run the task's call on this worker, and record what came of it."""
+    task_id = task.id
+    settings = endpoint.settings
     context = RequestContext(
         era=MODERN,
         protocol_version=task.protocol_version,
@@ -407,7 +455,8 @@ def run_tool_task(task_id: str) -> None:
     def keep(result: ToolResult) -> bool:
         # Looked up again just before the commit: a credential revoked while the tool ran
         # takes the tool's writes and its result with it; so does one that lost a scope
-        # the tool needs, and a cancellation.
+        # the tool needs, and a cancellation. Inside the tool's transaction: not tried
+        # again (an outage here is the tool's, and fails the task below).
         kept.append(True)
         still_valid, now = restore_credential(task)
         if not still_valid:
@@ -415,10 +464,9 @@ def run_tool_task(task_id: str) -> None:
         if now is not None and not now.allows(tool.required_scopes):
             narrowed.append(True)
             return False
-        run_on.text_budget(result)
+        endpoint.text_budget(result)
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
 
-    run_on = endpoint
     started = time.monotonic()
     try:
         result = endpoint.run_tool(tool, dict(task.arguments), context, keep)
@@ -440,20 +488,24 @@ def run_tool_task(task_id: str) -> None:
                 "message": NARROWED,
                 "data": {"required_scopes": needed},
             }
-            finish(task_id, status=FAILED, error=refusal)
+            record(task_id, settings, status=FAILED, error=refusal)
         else:
-            revoked(task_id)
+            revoked(task_id, settings)
     except InputRequired as exc:
-        finish(task_id, status=INPUT_REQUIRED, input_requests=exc.requests)
+        record(task_id, settings, status=INPUT_REQUIRED, input_requests=exc.requests)
     except ProtocolError as exc:
         error: dict[str, Any] = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
             error["data"] = exc.data
-        finish(task_id, status=FAILED, error=error)
-    except outages.ServiceUnavailable:
-        logger.exception("task %s: a service was unavailable", task_id)
-        finish(
+        record(task_id, settings, status=FAILED, error=error)
+    except outages.ServiceUnavailable as exc:
+        # The tool's transaction did not commit, or its outcome is recorded already (the
+        # outcome is written in that same transaction, and this writes only over working).
+        logger.warning("task %s: the %s was unavailable while its tool ran", task_id, exc.kind)
+        message = f"Service unavailable: the {exc.kind} was unreachable; nothing was kept"
+        record(
             task_id,
+            settings,
             status=FAILED,
-            error={"code": jsonrpc.INTERNAL_ERROR, "message": "Service unavailable"},
+            error={"code": jsonrpc.INTERNAL_ERROR, "message": message},
         )

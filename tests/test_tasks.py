@@ -408,7 +408,7 @@ def test_e090_unknown_task_support(throwaway: Endpoint) -> None:
     assert ids(check_tasks(), throwaway) == ["mcp_endpoint.E090"]
 
 
-@pytest.mark.parametrize("key", ["TASK_TTL_MS", "TASK_POLL_INTERVAL_MS"])
+@pytest.mark.parametrize("key", ["TASK_TTL_MS", "TASK_POLL_INTERVAL_MS", "TASK_HEARTBEAT_MS"])
 @pytest.mark.parametrize("value", [0, -1, 1.5, "10", True])
 def test_e092_task_durations(throwaway: Endpoint, key: str, value: Any) -> None:
     throwaway.settings.overrides[key] = value
