@@ -47,6 +47,7 @@ from mcp_endpoint.protocol.tasks import (
     INPUT_REQUIRED,
     WORKING,
 )
+from mcp_endpoint.protocol.tool_error import OUTCOME_UNKNOWN
 from mcp_endpoint.protocol.versions import MODERN
 from mcp_endpoint.tools import CallAbandoned, Tool
 
@@ -379,6 +380,12 @@ class RunningTask:
         )
 
 
+def error_code(result: ToolResult) -> str | None:
+    """The code of a tool error result (``structuredContent.error.code``); None otherwise."""
+    error = (result.structured or {}).get("error") if result.is_error else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
 def finish(task_id: str, **fields: Any) -> bool:
     """Record the outcome unless the task was cancelled (or expired) meanwhile."""
     from mcp_endpoint.models import ToolTask
@@ -474,6 +481,18 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
             # A tool error, answered before the transaction, for a credential that no
             # longer holds: recorded as any abandoned call is.
             raise CallAbandoned(tool.name)
+        if error_code(result) == OUTCOME_UNKNOWN:
+            # The connection was lost as the tool's writes committed. The task's outcome was
+            # written in that same transaction: the task is completed if they went through,
+            # and still working (settled here) if they did not.
+            message = "The database connection was lost while the tool's work was saved"
+            record(
+                task_id,
+                settings,
+                status=FAILED,
+                error={"code": jsonrpc.INTERNAL_ERROR, "message": f"{message}; nothing was kept"},
+            )
+            return
         # The call log and the tool_called signal see a task's call as any other.
         endpoint.record_call(
             tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000

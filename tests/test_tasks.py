@@ -323,6 +323,26 @@ def test_a_key_that_loses_the_tools_scope_while_it_runs_gets_nothing(
 
 
 @pytest.mark.urls("tests.urls_testing")
+def test_a_task_whose_commit_is_lost_does_not_stay_working(
+    mcp_client: Callable[..., MCPClient], alice_key: str
+) -> None:
+    from django.db import connection
+
+    from tests.test_tool_errors import LostAtCommit
+
+    client = TaskClient(mcp_client(alice_key, "/test-mcp"))
+    lost = LostAtCommit(connection)
+    with connection.execute_wrapper(lost):
+        task_id = client.call("name_project_as_task", {"name": "Maybe kept"})["taskId"]
+    assert lost.fired == 1
+    task = client.get(task_id)
+    # Its outcome was written in the transaction that was lost: not kept, and said so.
+    assert task["status"] == "failed", task
+    assert "nothing was kept" in task["error"]["message"]
+    assert not Project.objects.filter(name="Maybe kept").exists()
+
+
+@pytest.mark.urls("tests.urls_testing")
 def test_a_user_made_inactive_while_the_task_runs_gets_nothing(
     mcp_client: Callable[..., MCPClient], alice_key: str
 ) -> None:

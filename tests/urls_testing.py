@@ -112,6 +112,13 @@ def name_project_then_revoke(name: str, context: Context) -> str:
     return f"Named {name}"
 
 
+@test_endpoint.tool(scopes=["write"], task_support="optional")
+def name_project_as_task(name: str, context: Context) -> str:
+    """A long-running tool that writes."""
+    Project.objects.create(name=name, owner=context.user)
+    return f"Named {name}"
+
+
 @test_endpoint.tool(scopes=["read"], task_support="optional", annotations={"readOnlyHint": True})
 def read_then_lose_read(context: Context) -> str:
     """A long-running read whose key loses the read scope before it ends."""
