@@ -534,6 +534,28 @@ def test_a_task_pruned_before_its_worker_runs_records_nothing(fixture_tasks: Tas
     )  # fmt: skip
 
 
+# -- a task whose worker is gone ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("silent_for", [timedelta(seconds=1), timedelta(minutes=5)])
+def test_a_working_task_whose_worker_fell_silent_is_reported_failed(
+    fixture_tasks: TaskClient, silent_for: timedelta
+) -> None:
+    from mcp_endpoint.task_recovery import LOST, settle_abandoned
+
+    task_id = fixture_tasks.call("slow_compute", {"seconds": 0})["taskId"]
+    # As a worker killed mid-run leaves it: working, its last heartbeat some time ago.
+    beat = timezone.now() - silent_for
+    ToolTask.objects.filter(pk=task_id).update(status="working", result=None, heartbeat=beat)
+    task = fixture_tasks.get(task_id)
+    lost = silent_for > timedelta(seconds=30)  # three heartbeats of 10 s
+    assert task["status"] == ("failed" if lost else "working"), task
+    if lost:
+        assert task["error"] == {"code": -32603, "message": LOST}
+        assert "result" not in task
+    assert settle_abandoned() == 0
+
+
 # -- the conformance fixture is the suite's, on this machine only -----------------------------
 
 
@@ -562,3 +584,16 @@ def test_slow_compute_sleeps_within_its_bound(fixture_tasks: TaskClient, seconds
     task = fixture_tasks.get(fixture_tasks.call("slow_compute", {"seconds": seconds})["taskId"])
     assert task["result"]["isError"] is True
     assert task["result"]["structuredContent"]["error"]["code"] == "invalid_arguments"
+
+
+def test_the_worker_settles_every_task_whose_worker_fell_silent(fixture_tasks: TaskClient) -> None:
+    from mcp_endpoint.task_recovery import settle_abandoned
+
+    silent, busy = (fixture_tasks.call("slow_compute", {"seconds": 0})["taskId"] for _ in "ab")
+    ToolTask.objects.filter(pk=silent).update(
+        status="working", result=None, heartbeat=timezone.now() - timedelta(minutes=5)
+    )
+    ToolTask.objects.filter(pk=busy).update(status="working", result=None, heartbeat=timezone.now())
+    assert settle_abandoned() == 1
+    assert ToolTask.objects.get(pk=silent).status == "failed"
+    assert ToolTask.objects.get(pk=busy).status == "working"

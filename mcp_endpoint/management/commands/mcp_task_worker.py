@@ -84,19 +84,21 @@ class Command(DatabaseWorkerCommand):
         # db_worker's own handle(), with this module's worker; the same options.
         self.configure_logging(options["verbosity"])
         queue_names = options["queue_name"].split(",")
-        excluded = options["exclude_queues"].split(",") if options["exclude_queues"] else []
-        if excluded and "*" not in queue_names:
-            raise CommandError("--exclude-queues can only be used with --queue-name=*")
-        worker = ResilientWorker(
-            queue_names=queue_names,
-            interval=options["interval"],
-            batch=options["batch"],
-            backend_name=options["backend_name"],
-            startup_delay=options["startup_delay"],
-            max_tasks=options["max_tasks"],
-            worker_id=options["worker_id"],
-            excluded_queue_names=excluded,
-        )
+        arguments: dict[str, Any] = {
+            "queue_names": queue_names,
+            "interval": options["interval"],
+            "batch": options["batch"],
+            "backend_name": options["backend_name"],
+            "startup_delay": options["startup_delay"],
+            "max_tasks": options["max_tasks"],
+            "worker_id": options["worker_id"],
+        }
+        if "exclude_queues" in options:  # django-tasks-db 0.13 and later
+            excluded = options["exclude_queues"].split(",") if options["exclude_queues"] else []
+            if excluded and "*" not in queue_names:
+                raise CommandError("--exclude-queues can only be used with --queue-name=*")
+            arguments["excluded_queue_names"] = excluded
+        worker = ResilientWorker(**arguments)
         if options["reload"] and not options["batch"]:
             if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":
                 worker.configure_signals()  # only the reloaded child handles signals
