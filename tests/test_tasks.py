@@ -597,3 +597,31 @@ def test_the_worker_settles_every_task_whose_worker_fell_silent(fixture_tasks: T
     assert settle_abandoned() == 1
     assert ToolTask.objects.get(pk=silent).status == "failed"
     assert ToolTask.objects.get(pk=busy).status == "working"
+
+
+@pytest.mark.parametrize(
+    ("run_status", "started_ago", "lost"),
+    [
+        ("READY", None, False),  # still queued: a long queue is not a lost worker
+        ("RUNNING", timedelta(seconds=1), False),
+        ("RUNNING", timedelta(minutes=5), True),  # claimed, and the tool never started
+        ("FAILED", timedelta(minutes=5), True),  # the run ended without a word on the task
+    ],
+)
+def test_a_task_that_never_started_is_lost_only_as_its_backend_says(
+    settings: Any, run_status: str, started_ago: timedelta | None, lost: bool
+) -> None:
+    from django_tasks_db.models import DBTaskResult
+
+    from mcp_endpoint.conf import MCPSettings
+    from mcp_endpoint.task_recovery import abandoned
+
+    settings.TASKS = {**settings.TASKS, "db": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    run = run_tool_task.using(backend="db").enqueue("never-started")
+    started = timezone.now() - started_ago if started_ago else None
+    DBTaskResult.objects.filter(pk=run.id).update(status=run_status, started_at=started)
+    task = stored_task("never-started", "working", expires_in=timedelta(hours=1),
+                       age=timedelta(minutes=10))  # fmt: skip
+    ToolTask.objects.filter(pk=task.pk).update(job=str(run.id))
+    task.refresh_from_db()
+    assert abandoned(task, MCPSettings({"TASK_BACKEND": "db"})) is lost
