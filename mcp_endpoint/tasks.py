@@ -404,6 +404,28 @@ def record(task_id: str, settings: MCPSettings, **fields: Any) -> bool:
     )
 
 
+def lost_scope(task_id: str, settings: MCPSettings, tool: Tool) -> None:
+    """Fail a task whose credential lost a scope its tool needs while it ran."""
+    needed = sorted(tool.required_scopes)
+    refusal = {
+        "code": jsonrpc.UNAUTHORIZED,
+        "message": NARROWED,
+        "data": {"required_scopes": needed},
+    }
+    record(task_id, settings, status=FAILED, error=refusal)
+
+
+def lost_commit(task_id: str, settings: MCPSettings) -> None:
+    """Settle a task whose tool's commit lost its connection.
+
+    The task's outcome was written in that same transaction: the task is completed if the
+    commit went through, and still working, so failed here, if it did not.
+    """
+    message = "The database connection was lost while the tool's work was saved"
+    error = {"code": jsonrpc.INTERNAL_ERROR, "message": f"{message}; nothing was kept"}
+    record(task_id, settings, status=FAILED, error=error)
+
+
 def revoked(task_id: str, settings: MCPSettings) -> None:
     """Fail a task that is still working because its credential no longer holds."""
     error = {"code": jsonrpc.UNAUTHORIZED, "message": REVOKED}
@@ -482,16 +504,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
             # longer holds: recorded as any abandoned call is.
             raise CallAbandoned(tool.name)
         if error_code(result) == OUTCOME_UNKNOWN:
-            # The connection was lost as the tool's writes committed. The task's outcome was
-            # written in that same transaction: the task is completed if they went through,
-            # and still working (settled here) if they did not.
-            message = "The database connection was lost while the tool's work was saved"
-            record(
-                task_id,
-                settings,
-                status=FAILED,
-                error={"code": jsonrpc.INTERNAL_ERROR, "message": f"{message}; nothing was kept"},
-            )
+            lost_commit(task_id, settings)
             return
         # The call log and the tool_called signal see a task's call as any other.
         endpoint.record_call(
@@ -501,13 +514,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
         # Rolled back: cancelled meanwhile (it stays so), or its credential went away or
         # lost a scope the tool needs.
         if narrowed:
-            needed = sorted(tool.required_scopes)
-            refusal = {
-                "code": jsonrpc.UNAUTHORIZED,
-                "message": NARROWED,
-                "data": {"required_scopes": needed},
-            }
-            record(task_id, settings, status=FAILED, error=refusal)
+            lost_scope(task_id, settings, tool)
         else:
             revoked(task_id, settings)
     except InputRequired as exc:
