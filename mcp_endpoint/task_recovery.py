@@ -21,9 +21,11 @@ record into (a tool's writes are in the same transaction, so they go too).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -188,6 +190,23 @@ def settle(task: ToolTask) -> bool:
     if settled:
         logger.warning("task %s failed: its worker stopped before the task ended", task.pk)
     return bool(settled)
+
+
+def lost_runs(limit: int = 500) -> list[uuid.UUID]:
+    """The backend ids of the last runs of tasks settled as lost (the latest first)."""
+    from mcp_endpoint.models import ToolTask
+
+    jobs = (
+        ToolTask.objects.filter(status=FAILED, error__message=LOST)
+        .exclude(job="")
+        .order_by("-updated")
+        .values_list("job", flat=True)[:limit]
+    )
+    runs = []
+    for job in jobs:
+        with contextlib.suppress(ValueError):  # another backend's kind of id
+            runs.append(uuid.UUID(job))
+    return runs
 
 
 def settle_abandoned(limit: int = 500) -> int:

@@ -376,6 +376,23 @@ def test_a_task_whose_worker_is_killed_is_reported_failed_after_a_restart(
         assert task["error"]["message"] == LOST
         assert "result" not in task
         assert worker.alive()
+        # The next run on the restarted worker ends as it should, and after it the
+        # backend's own row of the killed run says it failed too.
+        results: list[CallToolResult] = []
+
+        async def scenario(client: Client, tasks: Tasks) -> None:
+            results.append(
+                await client.call_tool("export_project_tasks", {"project_id": deployment.project})
+            )
+
+        run(deployment, scenario)
+        assert not results[0].is_error, results
+        [(status,)] = deployment.sql(
+            "SELECT status FROM django_tasks_database_dbtaskresult WHERE id::text = "
+            "(SELECT job FROM mcp_endpoint_tooltask WHERE id = %s)",
+            task_id,
+        )
+        assert status == "FAILED", worker.log_tail()
 
 
 def test_the_worker_outlives_a_database_outage_and_no_task_stays_working(

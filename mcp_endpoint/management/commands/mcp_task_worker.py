@@ -8,8 +8,9 @@ Takes the same options as ``db_worker`` and runs the same worker, with three dif
 - When it starts, and again after each outage, it fails the long-running tools' tasks
   whose worker is gone (:func:`mcp_endpoint.task_recovery.settle_abandoned`): a worker
   killed mid-task leaves its task ``failed``, not ``working`` until it expires.
-- A run of the backend whose outcome could not be recorded stays as the backend left it;
-  the tool's task is settled from its own heartbeat, as above.
+- A run of the backend whose outcome could not be recorded, or whose worker was killed,
+  is marked failed in the backend's table once its tool's task has been settled (checked
+  between runs, every three heartbeats at most).
 
 Run it instead of ``db_worker``, under a process supervisor that restarts it if it dies.
 """
@@ -30,6 +31,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from mcp_endpoint import outages, task_recovery
+from mcp_endpoint.conf import mcp_settings
 
 logger = logging.getLogger("mcp_endpoint.tasks")
 
@@ -39,8 +41,14 @@ LONGEST_WAIT = 5.0
 REPORT_INTERVAL = 60
 
 
+class WorkerLost(Exception):
+    """What the backend records of a run whose worker stopped before it ended."""
+
+
 class ResilientWorker(Worker):
     """django-tasks-db's worker, kept running through database outages."""
+
+    next_settle = 0.0
 
     def run(self) -> None:
         wait = 0.5
@@ -56,17 +64,27 @@ class ResilientWorker(Worker):
                 self.startup_delay = False
                 time.sleep(wait)  # waiting for the database; bounded, and the loop ends on a signal
                 wait = min(wait * 2, LONGEST_WAIT)
-            else:
-                wait = 0.5
 
     def settle(self) -> None:
+        """Fail the tool tasks whose worker is gone, and the backend's runs of them that
+        it still has as running (a worker killed mid-run never said how the run ended)."""
+        every = task_recovery.stale_after(mcp_settings).total_seconds()
+        self.next_settle = time.monotonic() + every
         settled = task_recovery.settle_abandoned()
         if settled:
             logger.warning("failed %d task(s) whose worker had stopped", settled)
+        runs = DBTaskResult.objects.running().filter(
+            backend_name=self.backend_name, id__in=task_recovery.lost_runs()
+        )
+        for run in runs:
+            run.set_failed(WorkerLost(task_recovery.LOST))
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
         try:
             super().run_task(db_task_result)
+            # Between two runs, now and then: an idle worker settles when it starts.
+            if time.monotonic() >= self.next_settle:
+                self.settle()
         except DatabaseError as exc:
             # The backend could not record the run's outcome (its own retries spent). The
             # tool's task settles from its heartbeat; this worker goes on with the next.
