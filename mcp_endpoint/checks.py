@@ -659,7 +659,7 @@ def check_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                         id="mcp_endpoint.E090",
                     )
                 )
-        for key in ("TASK_TTL_MS", "TASK_POLL_INTERVAL_MS"):
+        for key in ("TASK_TTL_MS", "TASK_POLL_INTERVAL_MS", "TASK_HEARTBEAT_MS"):
             value = getattr(endpoint.settings, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 errors.append(
@@ -709,7 +709,7 @@ def check_task_workers(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
                     f"{backend or 'the default immediate backend'}: in the web worker, or not "
                     "at all.",
                     hint="Use a backend with workers of its own (django-tasks-db's "
-                    "DatabaseBackend and manage.py db_worker, say).",
+                    "DatabaseBackend and manage.py mcp_task_worker, say).",
                     obj=endpoint,
                     id="mcp_endpoint.W090",
                 )

@@ -231,6 +231,9 @@ DEFAULTS: dict[str, Any] = {
     "TASK_BACKEND": "default",
     "TASK_TTL_MS": 3_600_000,
     "TASK_POLL_INTERVAL_MS": 1000,
+    # How often the worker running a task says it is alive; a task whose worker missed
+    # three is failed as lost (a worker killed, or cut off from the database).
+    "TASK_HEARTBEAT_MS": 10_000,
 }
 
 IMPORT_STRINGS = {

@@ -46,6 +46,7 @@ from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.server import RequestContext, Server
 from mcp_endpoint.protocol.tasks import FORBIDDEN, TaskEngine
+from mcp_endpoint.protocol.tool_error import OUTCOME_UNKNOWN
 from mcp_endpoint.resources import (
     VARIABLE,
     Resource,
@@ -500,6 +501,7 @@ class Endpoint:
         call = Context(self, context)
         # A tool that says it only reads runs without a transaction, as a REST GET does.
         writes = not tool.read_only
+        committing = False
         try:
             check_arguments(arguments, self.settings.MAX_ARGUMENT_DEPTH)
             tool.validate(arguments)
@@ -517,6 +519,8 @@ class Endpoint:
                     if writes:
                         transaction.set_rollback(True)
                     raise CallAbandoned(tool.name)
+                # What fails from here on fails while the tool's writes commit.
+                committing = writes
             return result
         except (InputRequired, ProtocolError, CallAbandoned):
             # Not failures of the tool: a question for the client, or a protocol error.
@@ -524,6 +528,11 @@ class Endpoint:
         except ToolError as exc:
             return exc.to_result()
         except Exception as exc:
+            if committing and outages.commit_outcome_unknown(exc):
+                # Not 503: a retry of a call whose commit may have gone through could do
+                # its work twice. The client is told to look first.
+                logger.warning("tool %s: its commit may or may not have gone through", tool.name)
+                return outcome_unknown(tool).to_result()
             kind = outages.diagnose(exc)
             if kind is not None:
                 # Not the tool's fault, and not for the model to read: the transport answers
@@ -654,3 +663,13 @@ class Endpoint:
     def urls(self) -> tuple[list[URLPattern], str, str]:
         """For ``path("mcp", endpoint.urls)``: the endpoint's URL patterns and namespace."""
         return self.get_urls(), "mcp_endpoint", self.name
+
+
+def outcome_unknown(tool: Tool) -> ToolError:
+    """The tool error of a call whose writes may or may not have been committed."""
+    return ToolError(
+        f"The outcome of this call of {tool.name} is unknown: the database connection was "
+        "lost while its changes were being saved, so they may or may not have been. Check "
+        "whether they were (read the object back, or list them) before you call it again.",
+        code=OUTCOME_UNKNOWN,
+    )

@@ -368,6 +368,10 @@ class ToolTask(models.Model):
     created = models.DateTimeField(_("created"), auto_now_add=True)
     updated = models.DateTimeField(_("last updated"), auto_now=True)
     expires = models.DateTimeField(_("expires"), db_index=True)
+    # The task backend's id of the run that was enqueued last, and when the worker running
+    # it last said it was alive: a task whose worker is gone is told apart from a slow one.
+    job = models.CharField(_("task backend id"), max_length=64, blank=True)
+    heartbeat = models.DateTimeField(_("worker last seen"), null=True, blank=True)
 
     objects = ToolTaskQuerySet.as_manager()
 

@@ -8,6 +8,11 @@ answered 503 with ``Retry-After``, and :func:`report` logs one line per kind of 
 worker process per interval. Nothing is remembered between requests but that log time, so
 the first request after the service is back succeeds: Django opens new connections on its
 own, and a cache client reconnects.
+
+One outage is not answered 503: a connection lost while a tool's writes were committing.
+The commit may have gone through, so a blind retry could do the work twice; the tool
+boundary answers ``outcome_unknown`` instead (:func:`commit_outcome_unknown`), with no
+``Retry-After``, and tells the client to look before it tries again.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.cache import caches
 from django.db import Error as DatabaseError
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 
 from mcp_endpoint import client_logging
 from mcp_endpoint.protocol import jsonrpc
@@ -57,6 +62,20 @@ def diagnose(exc: BaseException) -> str | None:
     if isinstance(exc, DatabaseError):
         return DATABASE if not databases_reachable() else None
     return CACHE if not caches_reachable() else None
+
+
+def commit_outcome_unknown(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a transaction committed, leaves unknown whether it did.
+
+    A connection lost during the commit (its acknowledgement never came) may have lost it
+    after the database had committed: an ``OperationalError`` or ``InterfaceError`` the
+    database itself did not report (it has no SQLSTATE). A refusal the database reported
+    (a deferred constraint, a serialization failure) rolled the transaction back: that
+    outcome is known.
+    """
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return False
+    return getattr(exc.__cause__, "sqlstate", None) is None
 
 
 def databases_reachable() -> bool:

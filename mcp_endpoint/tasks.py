@@ -4,7 +4,7 @@ A call of a tool marked ``task_support="optional"`` or ``"required"`` from a cli
 declared the tasks extension becomes a :class:`~mcp_endpoint.models.ToolTask` row, and
 :func:`run_tool_task` is enqueued on the task backend ``TASK_BACKEND`` names
 (``django.tasks`` from Django 6.0, the ``django-tasks`` backport before it). A worker of
-that backend (``manage.py db_worker`` for ``django-tasks-db``) runs the call, never a
+that backend (``manage.py mcp_task_worker`` for ``django-tasks-db``) runs the call, never a
 thread of the web worker.
 
 The worker runs the tool with the credential that created the task, looked up again:
@@ -32,7 +32,8 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import interfaces, outages
+from mcp_endpoint import interfaces, outages, task_recovery
+from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
@@ -46,8 +47,9 @@ from mcp_endpoint.protocol.tasks import (
     INPUT_REQUIRED,
     WORKING,
 )
+from mcp_endpoint.protocol.tool_error import OUTCOME_UNKNOWN
 from mcp_endpoint.protocol.versions import MODERN
-from mcp_endpoint.tools import CallAbandoned
+from mcp_endpoint.tools import CallAbandoned, Tool
 
 try:  # Django 6.0+
     from django.tasks import task as framework_task
@@ -56,12 +58,14 @@ except ImportError:  # pragma: no cover - the backport, before Django 6.0
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.conf import MCPSettings
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolTask
 
 logger = logging.getLogger("mcp_endpoint.tasks")
 
 REVOKED = "The credential that started this task is no longer valid"
+NARROWED = "The credential that started this task no longer holds the scope(s) its tool needs"
 
 
 def iso(moment: Any) -> str:
@@ -89,7 +93,8 @@ def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
     """``(valid, credential)``: the task's credential as it stands now.
 
     Not valid when the key was revoked or expired, the token is gone or expired, or the
-    user was deleted or made inactive since the task was created.
+    user was deleted or made inactive since the task was created. The credential's scopes
+    are those its key or token holds now.
     """
     from mcp_endpoint.authentication import Credential
     from mcp_endpoint.models import get_api_key_model
@@ -112,7 +117,14 @@ def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
         auth = get_access_token_model()._default_manager.filter(pk=task.credential_id).first()
         if auth is None or auth.is_expired() or auth.user_id != user.pk:
             return False, None
-    scopes = frozenset(task.scopes) if isinstance(task.scopes, list) else None
+    # The scopes the key or token holds now, not those it held when the task was created:
+    # a credential narrowed since runs (and keeps) only what it still may. Never wider than
+    # at creation either.
+    kept = frozenset(task.scopes) if isinstance(task.scopes, list) else None
+    scope = getattr(auth, "scope", None)
+    scopes = frozenset(scope.split()) if isinstance(scope, str) else kept
+    if scopes is not None and kept is not None:
+        scopes &= kept
     authenticator = import_string(task.authenticator)() if task.authenticator else None
     return True, Credential(user=user, auth=auth, scopes=scopes, authenticator=authenticator)
 
@@ -240,18 +252,55 @@ class DjangoTaskEngine:
         return self.describe(task, outcome=False)
 
     def enqueue(self, task: ToolTask) -> None:
+        from mcp_endpoint.models import ToolTask
+
         backend = self.endpoint.settings.TASK_BACKEND
-        run_tool_task.using(backend=backend).enqueue(task.id)
+        run = run_tool_task.using(backend=backend).enqueue(task.id)
+        # Which run is the task's, to ask the backend whether it ended without a word.
+        ToolTask.objects.filter(pk=task.pk).update(job=str(run.id)[:64])
 
     def get(self, task_id: str, context: RequestContext) -> dict[str, Any] | None:
         task = self.find(task_id, context)
-        return None if task is None else self.describe(task)
+        if task is None:
+            return None
+        self.check_scopes(task, context)
+        if task_recovery.abandoned(task, self.endpoint.settings):
+            # Its worker is gone: the caller learns so now, not when the task expires.
+            task_recovery.settle(task)
+            task = self.find(task_id, context)
+            if task is None:
+                return None
+        return self.describe(task)
+
+    def check_scopes(self, task: ToolTask, context: RequestContext) -> None:
+        """Refuse a caller whose credential no longer holds the scopes of the task's tool.
+
+        The task's result is what the tool would answer now: a key narrowed from
+        ``read write`` to ``write`` after an export started reads nothing of the export,
+        as the REST view would refuse it.
+        """
+        tool = self.endpoint.tools.get(task.tool)
+        credential = context.credential
+        if tool is None or credential is None or credential.allows(tool.required_scopes):
+            return
+        needed = sorted(tool.required_scopes)
+        raise ProtocolError(
+            jsonrpc.REQUEST_REFUSED,
+            f"Forbidden: this task's tool needs the scope(s) {' '.join(needed)}",
+            {
+                "code": "insufficient_scope",
+                "required_scopes": needed,
+                "granted_scopes": sorted(credential.scopes or ()),
+            },
+        )
 
     def update(self, task_id: str, responses: dict[str, Any], context: RequestContext) -> bool:
         from mcp_endpoint.models import ToolTask
 
-        if self.find(task_id, context) is None:
+        found = self.find(task_id, context)
+        if found is None:
             return False
+        self.check_scopes(found, context)
         with transaction.atomic():
             task = ToolTask.objects.select_for_update().get(pk=task_id)
             pending = dict(task.input_requests or {})
@@ -264,8 +313,18 @@ class DjangoTaskEngine:
                 del pending[key]
             task.input_requests = pending or None
             if not pending:
+                # A new run: the last one's heartbeat says nothing of it.
                 task.status = WORKING
-            task.save(update_fields=["input_responses", "input_requests", "status", "updated"])
+                task.heartbeat = None
+            task.save(
+                update_fields=[
+                    "input_responses",
+                    "input_requests",
+                    "status",
+                    "heartbeat",
+                    "updated",
+                ]
+            )
         if not pending:
             # Every answer is in: the call runs again, from the start, with all of them.
             self.enqueue(task)
@@ -284,6 +343,7 @@ class DjangoTaskEngine:
 
 TASK_FIELDS = (
     "id",
+    "tool",
     "status",
     "status_message",
     "created",
@@ -291,6 +351,8 @@ TASK_FIELDS = (
     "result",
     "error",
     "input_requests",
+    "job",
+    "heartbeat",
 )
 
 
@@ -318,6 +380,12 @@ class RunningTask:
         )
 
 
+def error_code(result: ToolResult) -> str | None:
+    """The code of a tool error result (``structuredContent.error.code``); None otherwise."""
+    error = (result.structured or {}).get("error") if result.is_error else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
 def finish(task_id: str, **fields: Any) -> bool:
     """Record the outcome unless the task was cancelled (or expired) meanwhile."""
     from mcp_endpoint.models import ToolTask
@@ -327,34 +395,80 @@ def finish(task_id: str, **fields: Any) -> bool:
     )
 
 
-def revoked(task_id: str) -> None:
+def record(task_id: str, settings: MCPSettings, **fields: Any) -> bool:
+    """:func:`finish`, tried again while the database is unreachable (outside a transaction),
+    for as long as a heartbeat may be late: then the task is settled as lost anyway."""
+    patience = task_recovery.stale_after(settings).total_seconds()
+    return task_recovery.persist(
+        lambda: finish(task_id, **fields), patience=patience, what="record the outcome"
+    )
+
+
+def lost_scope(task_id: str, settings: MCPSettings, tool: Tool) -> None:
+    """Fail a task whose credential lost a scope its tool needs while it ran."""
+    needed = sorted(tool.required_scopes)
+    refusal = {
+        "code": jsonrpc.UNAUTHORIZED,
+        "message": NARROWED,
+        "data": {"required_scopes": needed},
+    }
+    record(task_id, settings, status=FAILED, error=refusal)
+
+
+def lost_commit(task_id: str, settings: MCPSettings) -> None:
+    """Settle a task whose tool's commit lost its connection.
+
+    The task's outcome was written in that same transaction: the task is completed if the
+    commit went through, and still working, so failed here, if it did not.
+    """
+    message = "The database connection was lost while the tool's work was saved"
+    error = {"code": jsonrpc.INTERNAL_ERROR, "message": f"{message}; nothing was kept"}
+    record(task_id, settings, status=FAILED, error=error)
+
+
+def revoked(task_id: str, settings: MCPSettings) -> None:
     """Fail a task that is still working because its credential no longer holds."""
     error = {"code": jsonrpc.UNAUTHORIZED, "message": REVOKED}
-    if finish(task_id, status=FAILED, error=error):
+    if record(task_id, settings, status=FAILED, error=error):
         logger.info("task %s stopped: its credential is no longer valid", task_id)
 
 
 @framework_task()
 def run_tool_task(task_id: str) -> None:
-    """Run one task's tool call on a worker and record its outcome on the task."""
+    """Run one task's tool call on a worker and record its outcome on the task.
+
+    The database may be unreachable for a while at any point: the worker's own reads and
+    writes are tried again (:func:`~mcp_endpoint.task_recovery.persist`), and a task whose
+    outcome could not be recorded in time is settled as lost, never left ``working``.
+    """
     from mcp_endpoint.models import ToolTask
 
-    task = ToolTask.objects.filter(pk=task_id).first()
+    patience = task_recovery.stale_after(mcp_settings).total_seconds()
+    task = task_recovery.persist(
+        lambda: ToolTask.objects.filter(pk=task_id).first(), patience=patience, what="read it"
+    )
     if task is None or task.status != WORKING or task.expires <= timezone.now():
         return  # cancelled, expired or answered before a worker got to it
+    endpoint = interfaces.find(task.endpoint)
+    settings = endpoint.settings if endpoint is not None else mcp_settings
     valid, credential = restore_credential(task)
     if not valid:
-        revoked(task_id)
+        revoked(task_id, settings)
         return
-    endpoint = interfaces.find(task.endpoint)
     tool = endpoint.tools.get(task.tool) if endpoint is not None else None
     if endpoint is None or tool is None:
-        finish(
-            task_id,
-            status=FAILED,
-            error={"code": jsonrpc.INTERNAL_ERROR, "message": f"Unknown tool: {task.tool}"},
-        )
+        error = {"code": jsonrpc.INTERNAL_ERROR, "message": f"Unknown tool: {task.tool}"}
+        record(task_id, settings, status=FAILED, error=error)
         return
+    task_recovery.persist(lambda: task_recovery.beat(task_id), patience=patience, what="start")
+    with task_recovery.Heartbeat(task_id, task_recovery.interval(settings)):
+        run_call(task, endpoint, tool, credential)
+
+
+def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any) -> None:
+    """Run the task's call on this worker, and record what came of it."""
+    task_id = task.id
+    settings = endpoint.settings
     context = RequestContext(
         era=MODERN,
         protocol_version=task.protocol_version,
@@ -365,41 +479,59 @@ def run_tool_task(task_id: str) -> None:
         task=RunningTask(task_id),
     )
     kept: list[bool] = []
+    narrowed: list[bool] = []
 
     def keep(result: ToolResult) -> bool:
         # Looked up again just before the commit: a credential revoked while the tool ran
-        # takes the tool's writes and its result with it; so does a cancellation.
+        # takes the tool's writes and its result with it; so does one that lost a scope
+        # the tool needs, and a cancellation. Inside the tool's transaction: not tried
+        # again (an outage here is the tool's, and fails the task below).
         kept.append(True)
-        if not restore_credential(task)[0]:
+        still_valid, now = restore_credential(task)
+        if not still_valid:
             return False
-        run_on.text_budget(result)
+        if now is not None and not now.allows(tool.required_scopes):
+            narrowed.append(True)
+            return False
+        endpoint.text_budget(result)
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
 
-    run_on = endpoint
     started = time.monotonic()
     try:
         result = endpoint.run_tool(tool, dict(task.arguments), context, keep)
-        if not kept:
-            # A tool error, answered before the transaction: nothing of it was kept.
-            keep(result)
+        if not kept and not keep(result):
+            # A tool error, answered before the transaction, for a credential that no
+            # longer holds: recorded as any abandoned call is.
+            raise CallAbandoned(tool.name)
+        if error_code(result) == OUTCOME_UNKNOWN:
+            lost_commit(task_id, settings)
+            return
         # The call log and the tool_called signal see a task's call as any other.
         endpoint.record_call(
             tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
         )
     except CallAbandoned:
-        # Rolled back: cancelled meanwhile (it stays so), or its credential went away.
-        revoked(task_id)
+        # Rolled back: cancelled meanwhile (it stays so), or its credential went away or
+        # lost a scope the tool needs.
+        if narrowed:
+            lost_scope(task_id, settings, tool)
+        else:
+            revoked(task_id, settings)
     except InputRequired as exc:
-        finish(task_id, status=INPUT_REQUIRED, input_requests=exc.requests)
+        record(task_id, settings, status=INPUT_REQUIRED, input_requests=exc.requests)
     except ProtocolError as exc:
         error: dict[str, Any] = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
             error["data"] = exc.data
-        finish(task_id, status=FAILED, error=error)
-    except outages.ServiceUnavailable:
-        logger.exception("task %s: a service was unavailable", task_id)
-        finish(
+        record(task_id, settings, status=FAILED, error=error)
+    except outages.ServiceUnavailable as exc:
+        # The tool's transaction did not commit, or its outcome is recorded already (the
+        # outcome is written in that same transaction, and this writes only over working).
+        logger.warning("task %s: the %s was unavailable while its tool ran", task_id, exc.kind)
+        message = f"Service unavailable: the {exc.kind} was unreachable; nothing was kept"
+        record(
             task_id,
+            settings,
             status=FAILED,
-            error={"code": jsonrpc.INTERNAL_ERROR, "message": "Service unavailable"},
+            error={"code": jsonrpc.INTERNAL_ERROR, "message": message},
         )

@@ -15,6 +15,7 @@ Everything that differs between a laptop, CI and production comes from the envir
   default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_EXPORT_PACE_SECONDS``: a pause after each row of the CSV export (0 by default), so
   that a demonstration (or a test) can watch it work, cancel it or revoke its key.
+- ``DEMO_TASK_HEARTBEAT_MS``: how often a task's worker says it is alive (10000).
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
   ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them;
   ``DEMO_MCP_STREAMED_CALLS``, ``DEMO_MCP_PENDING``, ``DEMO_MCP_SINGLE_THREADED_WAIT`` set
@@ -277,6 +278,9 @@ MCP_ENDPOINT = {
         os.environ.get("DEMO_MCP_SINGLE_THREADED_WAIT", "20")
     ),
     "STREAM_KEEPALIVE_SECONDS": int(os.environ.get("DEMO_STREAM_KEEPALIVE_SECONDS", "15")),
+    # How often a task's worker says it is alive (a task whose worker is gone fails after
+    # three missed); the live tests shorten it.
+    "TASK_HEARTBEAT_MS": int(os.environ.get("DEMO_TASK_HEARTBEAT_MS", "10000")),
     # Clients may ask for log messages (logging/setLevel): the app's records and the
     # tracker's own, sent on a streamed call's answer.
     "LOGGING": True,

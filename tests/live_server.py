@@ -13,15 +13,18 @@ module started is ever stopped, by its PID::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -324,30 +327,49 @@ class UvicornServer(LiveServer):
 
 
 class TaskWorker:
-    """A ``manage.py db_worker`` process (django-tasks-db) beside a live server: it runs
-    the long-running tools' tasks from the server's database. Stopped by its PID::
+    """A ``manage.py mcp_task_worker`` process (django-tasks-db's worker, kept running
+    through database outages) beside a live server: it runs the long-running tools' tasks
+    from the server's database. ``env`` overrides the server's (a ``DATABASE_URL`` through
+    a :class:`TcpProxy`, say). Stopped by its PID::
 
         with LiveServer(tmp_path) as server, TaskWorker(server):
             ...
     """
 
-    def __init__(self, server: LiveServer, *, interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        server: LiveServer,
+        *,
+        interval: float = 0.1,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.server = server
         self.interval = interval
+        self.env = {**server.env, **(env or {})}
         self.log_path = server.workdir / f"worker-{secrets.token_hex(3)}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
     def start(self) -> TaskWorker:
-        self._log = self.log_path.open("wb")
+        self._log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [
-                sys.executable, str(ROOT / "manage.py"), "db_worker",
+                sys.executable, str(ROOT / "manage.py"), "mcp_task_worker",
                 "--interval", str(self.interval), "--no-startup-delay", "-v", "2",
             ],
-            cwd=ROOT, env=self.server.env, stdout=self._log, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         return self
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the worker this object started, as a crash would: no clean-up at all."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=15)
 
     def stop(self) -> None:
         """Stop the worker this object started; it finishes the task it is running."""
@@ -370,6 +392,97 @@ class TaskWorker:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class TcpProxy:
+    """A TCP proxy on ``127.0.0.1:<port>`` to ``target`` (host, port), in threads of the
+    test process, that a test cuts and restores: an outage of the service behind it, for
+    the processes that connect through it only. ``cut()`` closes every open connection
+    and refuses new ones until ``restore()``. Stopped with the context::
+
+        with TcpProxy(("127.0.0.1", 5432)) as proxy:
+            url = f"postgres://postgres@127.0.0.1:{proxy.port}/db"
+    """
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server((HOST, 0))
+        self.listener.settimeout(0.2)
+        self.port: int = self.listener.getsockname()[1]
+        self.open: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        self.up = threading.Event()
+        self.up.set()
+        self.done = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self._spawn(self._accept)
+
+    def _spawn(self, target: Callable[..., None], *args: socket.socket) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self.done.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not self.up.is_set():
+                client.close()  # refused while cut: the connection opens, then drops
+                continue
+            try:
+                server = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            server.settimeout(None)
+            with self.lock:
+                self.open.update({client, server})
+            self._spawn(self._pipe, client, server)
+            self._spawn(self._pipe, server, client)
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass  # the other side, or cut(), closed it
+        finally:
+            for end in (source, sink):
+                self._close(end)
+
+    def _close(self, end: socket.socket) -> None:
+        with self.lock:
+            self.open.discard(end)
+        with contextlib.suppress(OSError):  # closed already
+            end.shutdown(socket.SHUT_RDWR)
+        end.close()
+
+    def cut(self) -> None:
+        self.up.clear()
+        with self.lock:
+            ends = list(self.open)
+        for end in ends:
+            self._close(end)
+
+    def restore(self) -> None:
+        self.up.set()
+
+    def __enter__(self) -> TcpProxy:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.done.set()
+        self.cut()
+        self.listener.close()
+        for thread in self.threads:
+            thread.join(timeout=5)
 
 
 SERVERS: dict[str, type[LiveServer]] = {"gunicorn": LiveServer, "uvicorn": UvicornServer}

@@ -20,7 +20,7 @@ from mcp_endpoint.checks import check_task_workers, check_tasks
 from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import APIKey, ToolCall, ToolTask
 from mcp_endpoint.protocol.tasks import EXTENSION
-from mcp_endpoint.tasks import REVOKED, run_tool_task
+from mcp_endpoint.tasks import NARROWED, REVOKED, run_tool_task
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
 from tests.test_modern import FIXTURE, Modern, error_of, result_of
@@ -307,6 +307,77 @@ def test_a_key_revoked_while_the_task_runs_keeps_nothing_it_did(
     assert not Project.objects.filter(name="Never kept").exists()
 
 
+@pytest.mark.urls("tests.urls_testing")
+def test_a_key_that_loses_the_tools_scope_while_it_runs_gets_nothing(
+    mcp_client: Callable[..., MCPClient], alice_key: str
+) -> None:
+    client = TaskClient(mcp_client(alice_key, "/test-mcp"))
+    task_id = client.call("read_then_lose_read", {})["taskId"]
+    row = ToolTask.objects.get(pk=task_id)
+    assert row.status == "failed"
+    assert row.error["message"] == NARROWED
+    assert row.result is None
+    # Its key, now write-only, reads nothing of the task either.
+    response = client.post("tasks/get", {"taskId": task_id}, capabilities=TASKS)
+    assert "nobody may read" not in response.content.decode()
+
+
+@pytest.mark.urls("tests.urls_testing")
+def test_a_task_whose_commit_is_lost_does_not_stay_working(
+    mcp_client: Callable[..., MCPClient], alice_key: str
+) -> None:
+    from django.db import connection
+
+    from tests.test_tool_errors import LostAtCommit
+
+    client = TaskClient(mcp_client(alice_key, "/test-mcp"))
+    lost = LostAtCommit(connection)
+    with connection.execute_wrapper(lost):
+        task_id = client.call("name_project_as_task", {"name": "Maybe kept"})["taskId"]
+    assert lost.fired == 1
+    task = client.get(task_id)
+    # Its outcome was written in the transaction that was lost: not kept, and said so.
+    assert task["status"] == "failed", task
+    assert "nothing was kept" in task["error"]["message"]
+    assert not Project.objects.filter(name="Maybe kept").exists()
+
+
+@pytest.mark.urls("tests.urls_testing")
+def test_a_user_made_inactive_while_the_task_runs_gets_nothing(
+    mcp_client: Callable[..., MCPClient], alice_key: str
+) -> None:
+    client = TaskClient(mcp_client(alice_key, "/test-mcp"))
+    task_id = client.call("read_then_deactivate", {})["taskId"]
+    row = ToolTask.objects.get(pk=task_id)
+    assert row.status == "failed"
+    assert row.error == {"code": -32001, "message": REVOKED}
+    assert row.result is None
+    response = client.post("tasks/get", {"taskId": task_id}, capabilities=TASKS)
+    assert response.status_code == 401
+    assert "user who left" not in response.content.decode()
+
+
+def test_a_finished_task_is_not_read_by_a_key_narrowed_since(
+    demo: TaskClient, project: Project, alice_key: str
+) -> None:
+    task_id = demo.call("export_project_tasks", {"project_id": project.pk})["taskId"]
+    assert demo.get(task_id)["status"] == "completed"
+    key = APIKey.objects.get_for_raw_key(alice_key)
+    assert key is not None
+    key.scope = "write"
+    key.save(update_fields=["scope"])
+    response = demo.post("tasks/get", {"taskId": task_id}, capabilities=TASKS)
+    error = error_of(response, response.status_code, -32000, demo.next_id)
+    assert error["data"]["code"] == "insufficient_scope"
+    assert error["data"]["required_scopes"] == ["read"]
+    assert "result" not in response.content.decode()
+    # The REST view the export stands for refuses the same key the same way.
+    rest = demo.rpc.client.get(
+        f"/api/tasks/?project={project.pk}", headers={"Authorization": f"Bearer {alice_key}"}
+    )
+    assert rest.status_code == 403
+
+
 @pytest.mark.urls("tests.urls_drf_testing")
 def test_a_viewset_action_runs_as_a_task_with_the_callers_rights(
     mcp_client: Callable[..., MCPClient], alice_key: str, project: Project
@@ -357,7 +428,7 @@ def test_e090_unknown_task_support(throwaway: Endpoint) -> None:
     assert ids(check_tasks(), throwaway) == ["mcp_endpoint.E090"]
 
 
-@pytest.mark.parametrize("key", ["TASK_TTL_MS", "TASK_POLL_INTERVAL_MS"])
+@pytest.mark.parametrize("key", ["TASK_TTL_MS", "TASK_POLL_INTERVAL_MS", "TASK_HEARTBEAT_MS"])
 @pytest.mark.parametrize("value", [0, -1, 1.5, "10", True])
 def test_e092_task_durations(throwaway: Endpoint, key: str, value: Any) -> None:
     throwaway.settings.overrides[key] = value
@@ -461,3 +532,96 @@ def test_a_task_pruned_before_its_worker_runs_records_nothing(fixture_tasks: Tas
         fixture_tasks.post("tasks/get", {"taskId": task_id}, capabilities=TASKS),
         400, -32602, fixture_tasks.next_id,
     )  # fmt: skip
+
+
+# -- a task whose worker is gone ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("silent_for", [timedelta(seconds=1), timedelta(minutes=5)])
+def test_a_working_task_whose_worker_fell_silent_is_reported_failed(
+    fixture_tasks: TaskClient, silent_for: timedelta
+) -> None:
+    from mcp_endpoint.task_recovery import LOST, settle_abandoned
+
+    task_id = fixture_tasks.call("slow_compute", {"seconds": 0})["taskId"]
+    # As a worker killed mid-run leaves it: working, its last heartbeat some time ago.
+    beat = timezone.now() - silent_for
+    ToolTask.objects.filter(pk=task_id).update(status="working", result=None, heartbeat=beat)
+    task = fixture_tasks.get(task_id)
+    lost = silent_for > timedelta(seconds=30)  # three heartbeats of 10 s
+    assert task["status"] == ("failed" if lost else "working"), task
+    if lost:
+        assert task["error"] == {"code": -32603, "message": LOST}
+        assert "result" not in task
+    assert settle_abandoned() == 0
+
+
+# -- the conformance fixture is the suite's, on this machine only -----------------------------
+
+
+def test_the_fixture_refuses_clients_off_the_loopback_interface(client: Any) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = client.post(
+        FIXTURE,
+        data=message,
+        content_type="application/json",
+        headers={"Accept": "application/json, text/event-stream"},
+        REMOTE_ADDR="203.0.113.9",
+    )
+    assert response.status_code == 403
+    assert "result" not in response.json()
+    assert not ToolTask.objects.exists()
+
+
+@pytest.mark.parametrize("seconds", [61, -1])
+def test_slow_compute_sleeps_within_its_bound(fixture_tasks: TaskClient, seconds: int) -> None:
+    schema = next(
+        tool["inputSchema"]
+        for tool in result_of(fixture_tasks.post("tools/list"))["tools"]
+        if tool["name"] == "slow_compute"
+    )
+    assert schema["properties"]["seconds"]["maximum"] == 60
+    task = fixture_tasks.get(fixture_tasks.call("slow_compute", {"seconds": seconds})["taskId"])
+    assert task["result"]["isError"] is True
+    assert task["result"]["structuredContent"]["error"]["code"] == "invalid_arguments"
+
+
+def test_the_worker_settles_every_task_whose_worker_fell_silent(fixture_tasks: TaskClient) -> None:
+    from mcp_endpoint.task_recovery import settle_abandoned
+
+    silent, busy = (fixture_tasks.call("slow_compute", {"seconds": 0})["taskId"] for _ in "ab")
+    ToolTask.objects.filter(pk=silent).update(
+        status="working", result=None, heartbeat=timezone.now() - timedelta(minutes=5)
+    )
+    ToolTask.objects.filter(pk=busy).update(status="working", result=None, heartbeat=timezone.now())
+    assert settle_abandoned() == 1
+    assert ToolTask.objects.get(pk=silent).status == "failed"
+    assert ToolTask.objects.get(pk=busy).status == "working"
+
+
+@pytest.mark.parametrize(
+    ("run_status", "started_ago", "lost"),
+    [
+        ("READY", None, False),  # still queued: a long queue is not a lost worker
+        ("RUNNING", timedelta(seconds=1), False),
+        ("RUNNING", timedelta(minutes=5), True),  # claimed, and the tool never started
+        ("FAILED", timedelta(minutes=5), True),  # the run ended without a word on the task
+    ],
+)
+def test_a_task_that_never_started_is_lost_only_as_its_backend_says(
+    settings: Any, run_status: str, started_ago: timedelta | None, lost: bool
+) -> None:
+    from django_tasks_db.models import DBTaskResult
+
+    from mcp_endpoint.conf import MCPSettings
+    from mcp_endpoint.task_recovery import abandoned
+
+    settings.TASKS = {**settings.TASKS, "db": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    run = run_tool_task.using(backend="db").enqueue("never-started")
+    started = timezone.now() - started_ago if started_ago else None
+    DBTaskResult.objects.filter(pk=run.id).update(status=run_status, started_at=started)
+    task = stored_task("never-started", "working", expires_in=timedelta(hours=1),
+                       age=timedelta(minutes=10))  # fmt: skip
+    ToolTask.objects.filter(pk=task.pk).update(job=str(run.id))
+    task.refresh_from_db()
+    assert abandoned(task, MCPSettings({"TASK_BACKEND": "db"})) is lost

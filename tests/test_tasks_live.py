@@ -16,8 +16,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx2
@@ -28,7 +30,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Request, Result, TextContent
 from pydantic import ConfigDict, Field, TypeAdapter
 
-from tests.live_server import TaskWorker, UvicornServer, manage, missing
+from mcp_endpoint.task_recovery import LOST
+from tests.live_server import TaskWorker, TcpProxy, UvicornServer, manage, missing
 from tests.test_e2e_sdk import create_key
 
 pytestmark = pytest.mark.e2e
@@ -40,6 +43,11 @@ PACE = "0.5"  # seconds per exported row: an export takes about six seconds
 ANSWER = TypeAdapter(dict[str, Any])
 # Upper bounds on waiting for a state, not timings under test.
 PATIENCE = 120.0
+# A task's worker says it is alive every second: one gone is seen after three.
+HEARTBEAT_MS = "1000"
+# How long the database stays cut off from a worker: longer than the worker waits to
+# record an outcome (three heartbeats), so that it must outlive the failure.
+OUTAGE_SECONDS = 5.0
 
 
 def require(variable: str) -> str:
@@ -151,7 +159,11 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     if not redis_reachable(redis_url):
         missing(f"Redis at REDIS_URL does not answer ({redis_url})")
     workdir = tmp_path_factory.mktemp("tasks-live")
-    env = {"DEMO_EXPORT_PACE_SECONDS": PACE, "DEMO_MCP_SESSIONS": "0"}
+    env = {
+        "DEMO_EXPORT_PACE_SECONDS": PACE,
+        "DEMO_MCP_SESSIONS": "0",
+        "DEMO_TASK_HEARTBEAT_MS": HEARTBEAT_MS,
+    }
     with UvicornServer(workdir, workers=2, env=env) as server, TaskWorker(server) as worker:
         out = manage(
             server.env,
@@ -299,3 +311,117 @@ def test_a_task_whose_key_is_revoked_while_it_runs_stops_without_committing(
     # The revoked key cannot poll either: its requests are refused before any method.
     with pytest.raises(AssertionError, match=r"401"):
         run(deployment, poll, key=key)
+
+
+# -- a worker that dies, and a database that goes away --------------------------------------
+
+
+@contextmanager
+def own_worker(deployment: Deployment, env: dict[str, str] | None = None) -> Iterator[TaskWorker]:
+    """A worker of the test's own in place of the deployment's, which is back afterwards."""
+    deployment.worker.stop()
+    worker = TaskWorker(deployment.server, env=env)
+    try:
+        with worker:
+            yield worker
+    finally:
+        deployment.worker.start()
+
+
+def start_export(deployment: Deployment) -> str:
+    """Start an export as a task; its id once the worker runs it (it reported progress)."""
+    started: dict[str, str] = {}
+
+    async def scenario(client: Client, tasks: Tasks) -> None:
+        handle = await client.session.call_tool(
+            "export_project_tasks", {"project_id": deployment.project}, allow_claimed=True
+        )
+        assert isinstance(handle, TaskHandle)
+        started["id"] = handle.task_id
+
+    run(deployment, scenario)
+    task_id = started["id"]
+    deadline = time.monotonic() + PATIENCE
+    while not deployment.task_row(task_id)["message"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert deployment.task_row(task_id)["status"] == "working"
+    return task_id
+
+
+def poll_to_the_end(deployment: Deployment, task_id: str) -> dict[str, Any]:
+    """``tasks/get`` until the task has ended (within PATIENCE); its last answer."""
+    answers: list[dict[str, Any]] = []
+
+    async def scenario(client: Client, tasks: Tasks) -> None:
+        with anyio.fail_after(PATIENCE):
+            while True:
+                answers.append(await task_request(client.session, "tasks/get", task_id))
+                if answers[-1]["status"] in TERMINAL:
+                    return
+                await anyio.sleep(0.2)
+
+    run(deployment, scenario)
+    return answers[-1]
+
+
+def test_a_task_whose_worker_is_killed_is_reported_failed_after_a_restart(
+    deployment: Deployment,
+) -> None:
+    with own_worker(deployment) as worker:
+        task_id = start_export(deployment)
+        worker.kill()
+        worker.start()
+        task = poll_to_the_end(deployment, task_id)
+        assert task["status"] == "failed", task
+        assert task["error"]["message"] == LOST
+        assert "result" not in task
+        assert worker.alive()
+        # The next run on the restarted worker ends as it should, and after it the
+        # backend's own row of the killed run says it failed too.
+        results: list[CallToolResult] = []
+
+        async def scenario(client: Client, tasks: Tasks) -> None:
+            results.append(
+                await client.call_tool("export_project_tasks", {"project_id": deployment.project})
+            )
+
+        run(deployment, scenario)
+        assert not results[0].is_error, results
+        [(status,)] = deployment.sql(
+            "SELECT status FROM django_tasks_database_dbtaskresult WHERE id::text = "
+            "(SELECT job FROM mcp_endpoint_tooltask WHERE id = %s)",
+            task_id,
+        )
+        assert status == "FAILED", worker.log_tail()
+
+
+def test_the_worker_outlives_a_database_outage_and_no_task_stays_working(
+    deployment: Deployment,
+) -> None:
+    url = urlsplit(deployment.server.env["DATABASE_URL"])
+    with TcpProxy((url.hostname or "127.0.0.1", url.port or 5432)) as proxy:
+        user = url.netloc.rpartition("@")[0]
+        through = urlunsplit(url._replace(netloc=f"{user}@127.0.0.1:{proxy.port}"))
+        with own_worker(deployment, {"DATABASE_URL": through}) as worker:
+            task_id = start_export(deployment)
+            proxy.cut()
+            # The outage lasts this long: what is under test is what comes after it.
+            time.sleep(OUTAGE_SECONDS)
+            assert deployment.task_row(task_id)["status"] == "working"
+            proxy.restore()
+            task = poll_to_the_end(deployment, task_id)
+            assert task["status"] in {"failed", "completed"}, task
+            assert worker.alive(), worker.log_tail()
+            # And it goes on: the next export runs on it to the end.
+            results: list[CallToolResult] = []
+
+            async def scenario(client: Client, tasks: Tasks) -> None:
+                results.append(
+                    await client.call_tool(
+                        "export_project_tasks", {"project_id": deployment.project}
+                    )
+                )
+
+            run(deployment, scenario)
+            assert not results[0].is_error, results
+            assert worker.alive()

@@ -323,3 +323,45 @@ def test_unknown_or_missing_tool_name_is_invalid_params(rpc: MCPClient, params: 
     body = rpc.request("tools/call", params).json()
     assert "result" not in body
     assert body["error"]["code"] == -32602
+
+
+# -- a commit whose outcome is unknown -------------------------------------------------------
+
+
+class LostAtCommit:
+    """An ``execute_wrapper`` that drops the connection, as far as Django can tell, when the
+    tool's transaction commits: the statement that ends the outermost transaction (or
+    savepoint) opened after it was armed, as it is sent."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.depth = len(connection.savepoint_ids)
+        self.fired = 0
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        ends = sql.upper().startswith(("COMMIT", "RELEASE SAVEPOINT"))
+        if ends and len(self.connection.savepoint_ids) == self.depth and not self.fired:
+            self.fired += 1
+            from django.db import OperationalError
+
+            raise OperationalError("server closed the connection unexpectedly")
+        return execute(sql, params, many, context)
+
+
+def test_a_write_whose_commit_may_have_gone_through_says_so_and_invites_no_retry(
+    rpc: MCPClient, project: Project
+) -> None:
+    from django.db import connection
+
+    lost = LostAtCommit(connection)
+    params = {"name": "create_task", "arguments": {"project": project.pk, "title": "Once"}}
+    with connection.execute_wrapper(lost):
+        response = rpc.request("tools/call", params)
+    assert lost.fired == 1
+    assert response.status_code == 200
+    assert "Retry-After" not in response
+    body = response.json()
+    error = tool_error(body["result"], "outcome_unknown")
+    assert "retry_after" not in error
+    assert "unknown" in error["message"] and "Check" in error["message"]
+    assert "error" not in body

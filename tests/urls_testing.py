@@ -112,6 +112,31 @@ def name_project_then_revoke(name: str, context: Context) -> str:
     return f"Named {name}"
 
 
+@test_endpoint.tool(scopes=["write"], task_support="optional")
+def name_project_as_task(name: str, context: Context) -> str:
+    """A long-running tool that writes."""
+    Project.objects.create(name=name, owner=context.user)
+    return f"Named {name}"
+
+
+@test_endpoint.tool(scopes=["read"], task_support="optional", annotations={"readOnlyHint": True})
+def read_then_lose_read(context: Context) -> str:
+    """A long-running read whose key loses the read scope before it ends."""
+    assert context.credential is not None
+    key = context.credential.auth
+    key.scope = "write"
+    key.save(update_fields=["scope"])
+    return "The report nobody may read any more"
+
+
+@test_endpoint.tool(scopes=["read"], task_support="optional", annotations={"readOnlyHint": True})
+def read_then_deactivate(context: Context) -> str:
+    """A long-running read whose user is made inactive before it ends."""
+    context.user.is_active = False
+    context.user.save(update_fields=["is_active"])
+    return "The report of a user who left"
+
+
 @test_endpoint.tool(scopes=["read"])
 def refuses() -> str:
     """Always fails with a tool error."""

@@ -7,13 +7,17 @@ from typing import Any
 
 from mcp_endpoint.protocol.content import Text, ToolResult
 
+# The code of a call whose writes may or may not have been committed (the connection was
+# lost during the commit): the client checks before it calls again.
+OUTCOME_UNKNOWN = "outcome_unknown"
+
 
 class ToolError(Exception):
     """A failure inside a tool, answered as a result with ``isError: true``.
 
     ``code`` is one of the codes the error table names (``invalid_arguments``,
     ``not_found``, ``permission_denied``, ``insufficient_scope``, ``conflict``,
-    ``throttled``, ``internal_error``) or the host's own; ``details`` go into
+    ``throttled``, ``internal_error``, ``outcome_unknown``) or the host's own; ``details`` go into
     ``structuredContent.error`` beside the code and the message.
     """
 

@@ -3,7 +3,9 @@
 The suite's server scenarios expect an "everything" server: tools, resources and prompts
 with fixed names and fixed answers. They are registered here on an endpoint of their own,
 mounted at ``/conformance/mcp`` (see ``project/urls.py``), so the product's ``/mcp`` keeps
-only the product's tools. The endpoint needs no credential and no database rows.
+only the product's tools. The endpoint needs no credential and no database rows, so it
+answers loopback clients only: from anywhere else it would be an open door to the task
+workers the product's users share.
 
 ``tests/test_conformance.py`` starts the host and runs the suite against it; which
 scenarios still fail, and why, is in ``tests/conformance/expected-failures-*.yml``.
@@ -38,6 +40,8 @@ fixture = Endpoint(
     "conformance",
     settings={
         "REQUIRE_CREDENTIAL": False,
+        # Anonymous, so only the suite on the same machine may call it (403 otherwise).
+        "LOOPBACK_ONLY": True,
         # The json-schema-2020-12 scenario checks that $defs and $ref reach the client intact.
         "PORTABLE_SCHEMAS": False,
         "SERVER_NAME": "mcp-endpoint-conformance-fixture",

@@ -11,7 +11,9 @@ Registered on the fixture when ``project.conformance`` is imported.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from mcp_endpoint.context import Context
 from mcp_endpoint.protocol import jsonrpc
@@ -31,6 +33,9 @@ CONFIRM_SCHEMA = {
 READ_ONLY = {"readOnlyHint": True}
 # How often a sleeping fixture looks whether its task was cancelled, in seconds.
 CANCEL_CHECK = 0.1
+# The longest slow_compute sleeps: the suite asks for 60 s at most (and cancels that one); a
+# fixture must not hold a task worker, which the product's tasks share, for longer.
+MAX_SECONDS = 60
 
 
 def sleep_unless_cancelled(context: Context, seconds: float) -> bool:
@@ -54,7 +59,11 @@ def greet(name: str) -> str:
     task_support="optional",
     annotations=READ_ONLY,
 )
-def slow_compute(context: Context, seconds: float = 1, label: str = "") -> str:
+def slow_compute(
+    context: Context,
+    seconds: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 1,
+    label: str = "",
+) -> str:
     if not sleep_unless_cancelled(context, seconds):
         return f"Cancelled {label}".strip()
     return f"Computed {label or 'result'} after {seconds:g} s"
