@@ -54,14 +54,41 @@ class ServiceUnavailable(Exception):
 def diagnose(exc: BaseException) -> str | None:
     """``"database"`` or ``"cache"`` when ``exc`` came from an outage of one; None otherwise.
 
-    A database error counts only when a fresh connection fails too (a bad query is a bug,
-    not an outage); any other error counts when a cache in use fails a read.
+    A database error counts when a fresh connection fails too (a bad query is a bug, not an
+    outage), or when it lost a connection the request was using: a connection kept across
+    requests (``CONN_MAX_AGE``) that an outage cut is found dead by the first request after
+    the database is back, when a fresh connection already succeeds. Any other error counts
+    when a cache in use fails a read.
     """
     if isinstance(exc, ServiceUnavailable):
         return exc.kind
     if isinstance(exc, DatabaseError):
-        return DATABASE if not databases_reachable() else None
+        if connection_lost(exc) or not databases_reachable():
+            return DATABASE
+        return None
     return CACHE if not caches_reachable() else None
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` is a connection of this request lost under it, rather than a bad
+    query: the database said it is ending connections or cannot take them (SQLSTATE class
+    08, connection exception, or 57P, operator intervention: a shutdown, a restart, a
+    terminated backend), or the driver now says the connection is closed or broken
+    (psycopg's ``closed`` and ``broken``). Django closes such a connection at the end of the
+    request, so the next one opens a fresh one.
+    """
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return False
+    sqlstate = getattr(exc.__cause__, "sqlstate", None) or ""
+    if sqlstate.startswith(("08", "57P")):
+        return True
+    for connection in connections.all(initialized_only=True):
+        driver = connection.connection
+        if driver is not None and (
+            getattr(driver, "broken", False) or getattr(driver, "closed", False)
+        ):
+            return True
+    return False
 
 
 def commit_outcome_unknown(exc: BaseException) -> bool:

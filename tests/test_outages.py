@@ -182,3 +182,38 @@ def test_database_outage_is_503_and_recovers(database_server: LiveServer) -> Non
     status, _, body = post(server.url("/mcp"), key, 99)
     assert status == 200, body
     assert body["result"]["isError"] is False
+
+
+def end_connections(url: str) -> int:
+    """End every connection to the database ``url`` names, as an outage does; how many."""
+    import psycopg
+
+    parts = urlsplit(url)
+    admin_url = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            [parts.path.lstrip("/")],
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_kept_connection_an_outage_cut_is_503_not_a_tool_error(
+    database_server: LiveServer,
+) -> None:
+    # The worker keeps its connection between requests (the demo's CONN_MAX_AGE): the first
+    # request after the database comes back finds it dead while a fresh one succeeds. That
+    # is the outage's last answer, not a bug of the tool.
+    server = database_server
+    key = key_for_alice(server.env)
+    status, _, body = post(server.url("/mcp"), key, 1)
+    assert status == 200 and body["result"]["isError"] is False, body
+    assert end_connections(server.env["DATABASE_URL"]) >= 1
+    status, headers, body = post(server.url("/mcp"), key, 2)
+    assert status == 503, body
+    assert headers.get("Retry-After") == "5"
+    assert body["error"]["data"] == {"unavailable": "database", "retry_after": 5}
+    status, _, body = post(server.url("/mcp"), key, 3)
+    assert status == 200 and body["result"]["isError"] is False, body
+    assert "Traceback" not in server.log_path.read_text(errors="replace")

@@ -1,7 +1,7 @@
 """Long-running tools end to end: the demo's CSV export as a task, through the official SDK.
 
 Two uvicorn processes of the demo host on PostgreSQL and Redis, and a real
-``django-tasks-db`` worker process beside them (``manage.py db_worker``): the SDK client
+``django-tasks-db`` worker process beside them (``manage.py mcp_task_worker``): the SDK client
 declares the tasks extension, starts exports as tasks, polls them to the end, cancels
 one, and a task whose API key is revoked while it runs fails without a result. The export
 is paced (``DEMO_EXPORT_PACE_SECONDS``) so that it is still running when the test acts.
