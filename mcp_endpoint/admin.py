@@ -221,8 +221,8 @@ class APIKeyAdmin(APIKeyAdminBase):
 
     def key_created_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The one-time page of a new key: the raw key, the MCP URL, client configurations."""
-        from mcp_endpoint.oauth.metadata import resource_url
-        from mcp_endpoint.oauth.views import deny_framing
+        from mcp_endpoint.resource import resource_url
+        from mcp_endpoint.responses import deny_framing
         from mcp_endpoint.sites import site as endpoint
 
         obj = self.get_object(request, unquote(object_id))

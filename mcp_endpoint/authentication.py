@@ -15,18 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.apps import apps
 from django.core.signals import request_finished
 from django.db import DatabaseError
 from django.http import HttpRequest
 from django.utils import timezone
-from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 from rest_framework import HTTP_HEADER_ENCODING, exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint import client_logging, key_cache, scopes
+from mcp_endpoint import client_logging, compat, key_cache, scopes
 from mcp_endpoint.database import releasing_new_connections
 from mcp_endpoint.models import (
     LAST_USED_RESOLUTION,
@@ -87,7 +85,9 @@ class Credential:
 BEARER_CLAIMING_CLASSES = frozenset(
     {"JWTAuthentication", "JWTStatelessUserAuthentication", "JWTTokenUserAuthentication"}
 )
-BEARER_SHARING_CLASSES = frozenset({"APIKeyAuthentication", "OAuth2Authentication"})
+BEARER_SHARING_CLASSES = frozenset(
+    {"APIKeyAuthentication", "OAuth2TokenAuthentication", "OAuth2Authentication"}
+)
 
 
 class CredentialRefused(Exception):
@@ -205,7 +205,7 @@ def _key_prefix() -> str:
     return f"{mcp_settings.API_KEY_PREFIX}_"
 
 
-class OAuth2TokenAuthentication(OAuth2Authentication):
+class OAuth2TokenAuthentication(BaseAuthentication):
     """django-oauth-toolkit's access tokens, with their audience checked by the toolkit.
 
     The toolkit refuses a token bound to another resource (RFC 8707) but accepts one bound
@@ -216,16 +216,24 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
     own class, so a token's scopes mean on REST what they mean at ``/mcp``
     (:mod:`mcp_endpoint.scopes`).
 
+    The toolkit's own class does the checking, imported on first use, so that this class can
+    be named (it is in the default ``AUTHENTICATION_CLASSES``) where the toolkit is not
+    installed. Where OAuth for MCP clients is off (no toolkit, or one older than it needs:
+    :func:`mcp_endpoint.compat.oauth_enabled`) it passes every bearer value to the next
+    class, as it passes over API keys: the host's own OAuth class, if it has one.
+
     The toolkit reads form fields for a token in the body; an MCP body is JSON, so the
     Django request is handed over as it is, and the JSON is not parsed a second time here.
     """
 
+    www_authenticate_realm = "api"
+
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        # Without the toolkit installed its models cannot load: no token can be valid, and
-        # the caller gets a refusal instead of a server error (check mcp_endpoint.E071).
-        if bearer_value(request) is None or not apps.is_installed("oauth2_provider"):
+        if bearer_value(request) is None or not compat.oauth_enabled():
             return None
-        result: tuple[Any, Any] | None = super().authenticate(request._request)
+        result: tuple[Any, Any] | None = self.toolkit_authentication().authenticate(
+            request._request
+        )
         if result is None and getattr(request._request, "oauth2_error", None):
             request.oauth2_error = request._request.oauth2_error  # type: ignore[attr-defined]
         if result is not None and not getattr(result[0], "is_active", True):
@@ -244,6 +252,18 @@ class OAuth2TokenAuthentication(OAuth2Authentication):
             scopes.enforce(request, frozenset(str(result[1].scope).split()))
             touch_access_token(result[1])
         return result
+
+    def authenticate_header(self, request: Request) -> str:
+        if not compat.oauth_enabled():
+            return f'Bearer realm="{self.www_authenticate_realm}"'
+        return str(self.toolkit_authentication().authenticate_header(request))
+
+    def toolkit_authentication(self) -> Any:
+        from oauth2_provider.contrib.rest_framework import OAuth2Authentication
+
+        toolkit = OAuth2Authentication()
+        toolkit.www_authenticate_realm = self.www_authenticate_realm
+        return toolkit
 
 
 def touch_access_token(token: Any) -> None:
@@ -287,6 +307,7 @@ KIND_NAMES = {
     "RemoteUserAuthentication": "a front server's REMOTE_USER",
     "APIKeyAuthentication": "API keys",
     "OAuth2Authentication": "OAuth access tokens",
+    "OAuth2TokenAuthentication": "OAuth access tokens",
     "JWTAuthentication": "JSON Web Tokens",
     "JWTStatelessUserAuthentication": "JSON Web Tokens",
 }

@@ -1,4 +1,5 @@
-"""Forms for API keys: scopes are chosen among the scopes django-oauth-toolkit knows."""
+"""Forms for API keys: scopes are chosen among the scopes the site knows
+(:func:`mcp_endpoint.scopes.known_scopes`)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,11 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from oauth2_provider.settings import oauth2_settings
 
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
+from mcp_endpoint.scopes import known_scopes
 
-
-def known_scopes() -> dict[str, str]:
-    """The scopes a key may hold: django-oauth-toolkit's ``SCOPES``, name to description."""
-    return {str(name): str(text) for name, text in oauth2_settings.SCOPES.items()}
+__all__ = ["APIKeyForm", "known_scopes"]
 
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.versions import MODERN
@@ -26,6 +26,7 @@ MODERN_STATUS = {
 }
 SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 KEEPALIVE = b": keepalive\n\n"
+FRAME_ANCESTORS_NONE = "frame-ancestors 'none'"
 
 
 def json_response(
@@ -118,4 +119,19 @@ def event_stream_response(
     response = StreamingHttpResponse(stream, content_type="text/event-stream")
     for name, value in {**SSE_HEADERS, **(headers or {})}.items():
         response[name] = value
+    return response
+
+
+def deny_framing(response: HttpResponseBase) -> HttpResponseBase:
+    """Forbid every site to frame ``response``, in the old header and in CSP's.
+
+    A policy already on the response (the host's) keeps its directives and gains
+    ``frame-ancestors`` unless it has one; ``X-Frame-Options`` set here wins over
+    ``XFrameOptionsMiddleware``'s default, which leaves a present header alone.
+    """
+    response["X-Frame-Options"] = "DENY"
+    policy = response.get("Content-Security-Policy", "").strip().rstrip(";")
+    if "frame-ancestors" not in policy:
+        policy = f"{policy}; {FRAME_ANCESTORS_NONE}" if policy else FRAME_ANCESTORS_NONE
+    response["Content-Security-Policy"] = policy
     return response

@@ -23,15 +23,33 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from oauth2_provider.contrib.rest_framework import (
-    IsAuthenticatedOrTokenHasScope,
-    TokenHasScope,
-    TokenMatchesOASRequirements,
-)
 from rest_framework.exceptions import PermissionDenied
 
-SCOPE_PERMISSIONS = (TokenHasScope, IsAuthenticatedOrTokenHasScope, TokenMatchesOASRequirements)
+from mcp_endpoint.compat import is_toolkit_class, toolkit_in_use
+
+# The toolkit's scope permissions, by name: a host without the toolkit has none of them,
+# and one that keeps an older toolkit for its own views has them under the same names.
+SCOPE_PERMISSIONS = frozenset(
+    {"TokenHasScope", "IsAuthenticatedOrTokenHasScope", "TokenMatchesOASRequirements"}
+)
 SCOPE_ATTRIBUTES = ("required_scopes", "required_alternate_scopes")
+
+
+# What a scope the default policy names is called where no toolkit describes it.
+DEFAULT_DESCRIPTIONS = {"read": "Reading scope", "write": "Writing scope"}
+
+
+def known_scopes() -> dict[str, str]:
+    """The scopes a key may hold, name to description: django-oauth-toolkit's ``SCOPES``
+    where the host runs the toolkit (any version), else those ``SCOPES_BY_METHOD`` names."""
+    if toolkit_in_use():
+        from oauth2_provider.settings import oauth2_settings
+
+        return {str(name): str(text) for name, text in oauth2_settings.SCOPES.items()}
+    from mcp_endpoint.conf import mcp_settings
+
+    names = sorted({str(n) for names in mcp_settings.SCOPES_BY_METHOD.values() for n in names})
+    return {name: DEFAULT_DESCRIPTIONS.get(name, name) for name in names}
 
 
 def declares_scopes(view: Any) -> bool:
@@ -42,7 +60,7 @@ def declares_scopes(view: Any) -> bool:
 
 
 def _is_scope_permission(permission: Any) -> bool:
-    if isinstance(permission, SCOPE_PERMISSIONS):
+    if is_toolkit_class(type(permission), SCOPE_PERMISSIONS):
         return True
     # DRF's composed permissions (A & B, A | B, ~A) hold their operands as op1 / op2.
     return any(

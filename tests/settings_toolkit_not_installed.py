@@ -1,6 +1,7 @@
 """A host without django-oauth-toolkit in INSTALLED_APPS, whose endpoint keeps the default
-authentication classes (API keys, then OAuth tokens): ``mcp_endpoint.E071`` says so, and
-a bearer value that is not a key is refused rather than a server error.
+authentication classes (API keys, then OAuth tokens): a bearer value that is not a key is
+refused rather than a server error. With ``NAME_OAUTH_CLASS`` in the environment the host
+names the OAuth class itself, and ``mcp_endpoint.E071`` says it cannot work.
 """
 
 from __future__ import annotations
@@ -26,3 +27,10 @@ DATABASES = {
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+if os.environ.get("NAME_OAUTH_CLASS"):
+    MCP_ENDPOINT = {
+        "AUTHENTICATION_CLASSES": [
+            "mcp_endpoint.authentication.APIKeyAuthentication",
+            "mcp_endpoint.authentication.OAuth2TokenAuthentication",
+        ]
+    }

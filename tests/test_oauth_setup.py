@@ -4,6 +4,7 @@ set-up (one test per id), and a host without django-oauth-toolkit.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,9 +17,10 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import Client
 
+from mcp_endpoint import compat
 from mcp_endpoint.oauth import provider_settings
 from mcp_endpoint.oauth.checks import check_oauth, check_oauth_deploy, check_oauth_settings
-from mcp_endpoint.oauth.provider import MCP_PROVIDER_SETTINGS
+from mcp_endpoint.oauth.provider import MCP_PROVIDER_SETTINGS, PKCERequired
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +48,12 @@ def test_provider_settings_keep_the_hosts_own() -> None:
         "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "com.example.app"],
     }
     settings = provider_settings(existing=existing, ACCESS_TOKEN_EXPIRE_SECONDS=300)
-    assert settings["SCOPES"] == {"tasks": "Your tasks"}
+    # The host's scopes beside the ones the default scope policy asks for.
+    assert settings["SCOPES"] == {
+        "read": "Reading scope",
+        "write": "Writing scope",
+        "tasks": "Your tasks",
+    }
     assert settings["ACCESS_TOKEN_EXPIRE_SECONDS"] == 300
     assert settings["DCR_ENABLED"] is False
     assert settings["OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED"] == [
@@ -67,15 +74,36 @@ def test_provider_settings_keep_the_hosts_own() -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("PKCE_REQUIRED", False),
-        ("COMPLIANT_BCP_RFC9700_PKCE_METHOD", False),
         ("COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT", False),
         ("COMPLIANT_BCP_RFC9700_PASSWORD_GRANT", False),
     ],
 )
-def test_provider_settings_refuse_to_weaken_pkce_or_grants(key: str, value: Any) -> None:
+def test_provider_settings_refuse_to_weaken_grants(key: str, value: Any) -> None:
     with pytest.raises(ImproperlyConfigured, match=key):
         provider_settings(existing={key: value})
+
+
+def own_policy(client_id: str) -> bool:
+    return client_id == "strict-client"
+
+
+@pytest.mark.parametrize("own", [False, own_policy])
+def test_provider_settings_keep_a_hosts_pkce_for_its_own_clients(own: Any) -> None:
+    existing = {
+        "PKCE_REQUIRED": own,
+        "COMPLIANT_BCP_RFC9700_PKCE_METHOD": False,
+        "SCOPES": {"orders": "Your orders", "read": "Read everything"},
+    }
+    settings = provider_settings(existing=existing, SCOPES={"write": "Change everything"})
+    assert settings["PKCE_REQUIRED"] == PKCERequired(own)
+    assert settings["COMPLIANT_BCP_RFC9700_PKCE_METHOD"] is False
+    assert settings["SCOPES"] == {
+        "read": "Read everything",
+        "write": "Change everything",
+        "orders": "Your orders",
+    }
+    # Passing the result again (a settings module read twice) changes nothing.
+    assert provider_settings(existing=settings) == settings
 
 
 def test_the_demo_host_uses_provider_settings(settings: Any) -> None:
@@ -112,11 +140,80 @@ def test_e070_the_challenge_names_an_unmounted_metadata_url(settings: Any, clien
     assert message.hint is not None and "mcp_endpoint.oauth.urls" in message.hint
 
 
-def test_e071_oauth_tokens_without_the_toolkit_installed() -> None:
-    result = run_without_oauth("-m", "django", "check")
+def test_e071_oauth_tokens_named_without_the_toolkit_installed() -> None:
+    result = run_without_oauth("-m", "django", "check", name_oauth=True)
     assert result.returncode == 1
     assert "mcp_endpoint.E071" in result.stderr
     assert "INSTALLED_APPS" in result.stderr
+
+
+def test_without_the_toolkit_the_default_classes_pass_the_checks() -> None:
+    # Installed without the "oauth" extra: the OAuth class of the defaults passes bearer
+    # values on, and API keys are what the endpoint takes.
+    result = run_without_oauth("-m", "django", "check", "--fail-level", "WARNING")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("version", "supported"),
+    [
+        ("3.4.0", True),
+        ("3.4.1", True),
+        ("3.12.0", True),
+        ("3.5.0rc1", True),
+        ("3.3.2", False),
+        ("2.3.0", False),
+        ("1.7.1", False),
+        ("4.0.0", False),
+        (None, False),
+    ],
+)
+def test_the_toolkit_versions_oauth_for_mcp_clients_runs_on(
+    version: str | None, supported: bool
+) -> None:
+    assert compat.version_supported(version) is supported
+
+
+@pytest.fixture
+def older_toolkit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host keeps django-oauth-toolkit 2.3 for its own clients (as the version it reports:
+    a whole run on 2.3 is the "oauth-old" check of docs/compatibility.md)."""
+    monkeypatch.setattr(compat, "toolkit_version", lambda: "2.3.0")
+
+
+@pytest.mark.usefixtures("older_toolkit")
+def test_w075_an_older_toolkit_turns_oauth_for_mcp_clients_off() -> None:
+    [message] = check_oauth()
+    assert message.id == "mcp_endpoint.W075" and not message.is_serious()
+    assert "2.3.0" in message.msg and "3.4" in message.msg
+    assert message.hint is not None and "mcp-endpoint[oauth]" in message.hint
+    # Nothing of our OAuth set-up is checked against a toolkit it does not run on.
+    assert check_oauth_settings() == []
+
+
+@pytest.mark.usefixtures("older_toolkit")
+def test_with_an_older_toolkit_the_products_own_oauth_keeps_working(
+    client: Client, alice: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import AccessToken
+
+    AccessToken.objects.create(
+        user=alice,
+        token="the-products-own-token-0123456789",
+        scope="read write",
+        expires=timezone.now() + timedelta(hours=1),
+    )
+    bearer = {"Authorization": "Bearer the-products-own-token-0123456789"}
+    # The product's REST API lists the toolkit's own class, which is the product's.
+    assert client.get("/api/projects/", headers=bearer).status_code == 200
+    # /mcp takes API keys only: any other bearer value is refused, never a server error.
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    answer = client.post("/mcp", ping, content_type="application/json", headers=bearer)
+    assert answer.status_code == 401
+    assert answer["WWW-Authenticate"].startswith("Bearer ")
 
 
 def test_w072_unbound_tokens_accepted_warns_on_deploy(settings: Any) -> None:
@@ -181,16 +278,16 @@ print(json.dumps({"redeemed": RedeemedAuthorizationCode.objects.count()}))
 """
 
 
-def run_without_oauth(*args: str) -> subprocess.CompletedProcess[str]:
+def run_without_oauth(*args: str, name_oauth: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_toolkit_not_installed"}
+    if name_oauth:
+        env["NAME_OAUTH_CLASS"] = "1"
     return subprocess.run(
         [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
 
 
 def test_without_the_toolkit_a_token_is_refused_not_a_server_error() -> None:
-    import json
-
     result = run_without_oauth("-c", WITHOUT_OAUTH_REQUEST)
     assert result.returncode == 0, result.stderr[-3000:]
     token, key, stored = (json.loads(line) for line in result.stdout.splitlines()[-3:])

@@ -10,17 +10,23 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
-from oauth2_provider.scopes import get_scopes_backend
 
+from mcp_endpoint import compat
 from mcp_endpoint.clients import ClientGuide
 from mcp_endpoint.conf import mcp_settings
+from mcp_endpoint.scopes import known_scopes
 
 EXPIRY_DAYS = (7, 30, 90, 180, 365)
 
 
 def grantable_scopes(request: HttpRequest) -> dict[str, str]:
     """The scopes this user may put on a key: those django-oauth-toolkit's scopes backend
-    makes available to them, as on the consent page, with their descriptions."""
+    makes available to them, as on the consent page, with their descriptions; without the
+    toolkit, :func:`mcp_endpoint.scopes.known_scopes`."""
+    if not compat.toolkit_in_use():
+        return known_scopes()
+    from oauth2_provider.scopes import get_scopes_backend
+
     backend = get_scopes_backend()
     every = backend.get_all_scopes()
     available = backend.get_available_scopes(application=None, request=request)

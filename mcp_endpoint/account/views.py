@@ -25,16 +25,14 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views import View
-from oauth2_provider.models import get_access_token_model, get_application_model
 
-from mcp_endpoint import reveal
+from mcp_endpoint import compat, reveal
 from mcp_endpoint.account.forms import PersonalKeyForm, grantable_scopes
 from mcp_endpoint.clients import ClientGuide, client_guides, guide_for
 from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
-from mcp_endpoint.oauth.metadata import resource_url
-from mcp_endpoint.oauth.revocation import revoke_application_tokens
-from mcp_endpoint.oauth.views import deny_framing
+from mcp_endpoint.resource import resource_url
+from mcp_endpoint.responses import deny_framing
 
 
 class AccountView(LoginRequiredMixin, View):
@@ -165,6 +163,11 @@ class ConnectedAppsView(AccountView):
     template_name = "mcp_endpoint/account/apps.html"
 
     def get(self, request: HttpRequest) -> HttpResponse:
+        if not compat.oauth_enabled():
+            # No OAuth for MCP clients: no application holds one of our tokens.
+            return self.render({"apps": [], "active": "apps"})
+        from oauth2_provider.models import get_access_token_model, get_application_model
+
         tokens = get_access_token_model().objects.filter(
             user=request.user.pk, application__isnull=False
         )
@@ -192,6 +195,12 @@ class AppRevokeView(AccountView):
     """Revoke every token and pending code an application holds for this user."""
 
     def post(self, request: HttpRequest, pk: str) -> HttpResponse:
+        if not compat.oauth_enabled():
+            raise Http404(_("No such application."))
+        from oauth2_provider.models import get_access_token_model, get_application_model
+
+        from mcp_endpoint.oauth.revocation import revoke_application_tokens
+
         try:
             application = get_application_model().objects.get(pk=pk)
         except (get_application_model().DoesNotExist, ValueError, ValidationError) as exc:

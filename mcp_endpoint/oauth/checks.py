@@ -1,19 +1,18 @@
-"""System checks of the OAuth set-up (``mcp_endpoint.E070`` to ``W074``).
+"""System checks of the OAuth set-up (``mcp_endpoint.E070`` to ``W075``).
 
-Only :mod:`oauth2_provider`'s REST framework glue is imported at module level: the rest
-of the toolkit defines models, which cannot be imported when the toolkit is not installed,
-and that is one of the set-ups checked here.
+Nothing of :mod:`oauth2_provider` is imported here unless OAuth for MCP clients is on
+(:func:`mcp_endpoint.compat.oauth_enabled`): a host without the toolkit, or with an older
+one, is one of the set-ups checked.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.urls import NoReverseMatch, Resolver404, resolve, reverse
-from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 
+from mcp_endpoint import compat
 from mcp_endpoint.conf import mcp_settings
 
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
@@ -22,10 +21,22 @@ VALIDATOR = "mcp_endpoint.oauth.validators.OAuth2Validator"
 
 def accepts_oauth_tokens(endpoint: Any) -> bool:
     """Whether ``endpoint`` takes django-oauth-toolkit's access tokens as credentials."""
+    from mcp_endpoint.authentication import OAuth2TokenAuthentication
+
     return any(
-        isinstance(cls, type) and issubclass(cls, OAuth2Authentication)
+        isinstance(cls, type)
+        and (
+            issubclass(cls, OAuth2TokenAuthentication)
+            or compat.is_toolkit_class(cls, {"OAuth2Authentication"})
+        )
         for cls in endpoint.settings.AUTHENTICATION_CLASSES or []
     )
+
+
+def names_authentication_classes(endpoint: Any) -> bool:
+    """Whether the host chose ``endpoint``'s authentication classes rather than the defaults."""
+    key = "AUTHENTICATION_CLASSES"
+    return key in endpoint.settings.overrides or key in endpoint.settings.user_settings
 
 
 def mounted_path(endpoint: Any) -> str | None:
@@ -42,9 +53,15 @@ def check_oauth(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     from mcp_endpoint.checks import all_endpoints
 
     messages: list[CheckMessage] = []
-    installed = apps.is_installed("oauth2_provider")
+    installed = compat.toolkit_in_use()
+    enabled = compat.oauth_enabled()
+    too_old = False
     for endpoint in all_endpoints():
         if not accepts_oauth_tokens(endpoint):
+            continue
+        if not installed and not names_authentication_classes(endpoint):
+            # The default classes name the OAuth class too: without the toolkit (installed
+            # without the "oauth" extra) it passes bearer values on, and API keys are all.
             continue
         if not installed:
             messages.append(
@@ -59,9 +76,29 @@ def check_oauth(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                 )
             )
             continue
+        if not enabled:
+            too_old = True
+            continue
         if endpoint.settings.REQUIRE_CREDENTIAL:
             messages.extend(check_metadata_mounted(endpoint))
+    if too_old:
+        messages.append(toolkit_too_old(compat.toolkit_version()))
     return messages
+
+
+def toolkit_too_old(version: str | None) -> CheckMessage:
+    """W075: the host's toolkit is not one OAuth for MCP clients runs on; that part is off."""
+    lowest = ".".join(map(str, compat.TOOLKIT_MINIMUM))
+    below = ".".join(map(str, compat.TOOLKIT_BELOW))
+    return Warning(
+        f"django-oauth-toolkit {version or '(version unknown)'} is installed; OAuth for MCP "
+        f"clients needs {lowest} or later, before {below} (client ID metadata documents, "
+        "resource binding, the RFC 9700 gates), so it is off: /mcp takes API keys, and a "
+        "bearer value that is not one is left to the host's own authentication classes.",
+        hint=f"Keep the toolkit your product needs; upgrade it to {lowest} (pip install "
+        "'mcp-endpoint[oauth]', then migrate) when MCP clients should sign in with OAuth.",
+        id="mcp_endpoint.W075",
+    )
 
 
 def check_metadata_mounted(endpoint: Any) -> list[CheckMessage]:
@@ -135,7 +172,7 @@ def check_oauth_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
                 id="mcp_endpoint.E073",
             )
         )
-    if apps.is_installed("oauth2_provider"):
+    if compat.oauth_enabled():
         messages.extend(check_toolkit_settings())
     return messages
 
@@ -143,17 +180,22 @@ def check_oauth_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
 def check_toolkit_settings() -> list[CheckMessage]:
     from oauth2_provider.settings import oauth2_settings
 
+    from mcp_endpoint.oauth.provider import PKCERequired
     from mcp_endpoint.oauth.validators import OAuth2Validator
 
     missing = []
-    if not issubclass(oauth2_settings.OAUTH2_VALIDATOR_CLASS, OAuth2Validator):
+    ours = issubclass(oauth2_settings.OAUTH2_VALIDATOR_CLASS, OAuth2Validator)
+    if not ours:
         missing.append(
             f"OAUTH2_VALIDATOR_CLASS is not {VALIDATOR} (a replayed code keeps its tokens)"
         )
-    if not oauth2_settings.COMPLIANT_BCP_RFC9700_PKCE_METHOD:
+    # Our validator refuses 'plain' to MCP clients whatever the gate says; the host's own
+    # clients keep what the gate gives them.
+    if not ours and not oauth2_settings.COMPLIANT_BCP_RFC9700_PKCE_METHOD:
         missing.append("COMPLIANT_BCP_RFC9700_PKCE_METHOD is off (PKCE 'plain' is accepted)")
-    if not oauth2_settings.PKCE_REQUIRED:
-        missing.append("PKCE_REQUIRED is off")
+    pkce = oauth2_settings.PKCE_REQUIRED
+    if pkce is not True and not isinstance(pkce, PKCERequired):
+        missing.append("PKCE_REQUIRED does not require PKCE of MCP clients")
     if not missing:
         return []
     return [

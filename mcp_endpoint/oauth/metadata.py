@@ -12,15 +12,19 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+from django.urls import Resolver404, resolve
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServerMetadataView
 from oauth2_provider.views.metadata import bcp_filter_response_types
 
+from mcp_endpoint.resource import endpoint_path, resource_url
+
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
+
+__all__ = ["endpoint_path", "resource_url"]  # where they were; the account pages need no toolkit
 
 
 def endpoint_at(path: str) -> Endpoint | None:
@@ -36,29 +40,6 @@ def endpoint_at(path: str) -> Endpoint | None:
         return None
     endpoint: Endpoint | None = getattr(match.func, "view_initkwargs", {}).get("endpoint")
     return endpoint
-
-
-def endpoint_path(endpoint: Endpoint) -> str:
-    """The path ``endpoint`` is mounted at, without a trailing slash (``/mcp``)."""
-    try:
-        path = reverse(f"{endpoint.name}:endpoint")
-    except NoReverseMatch:
-        path = f"/{endpoint.name}"
-    return path.rstrip("/") or "/"
-
-
-def resource_url(endpoint: Endpoint, request: HttpRequest, path: str | None = None) -> str:
-    """The canonical URL of ``endpoint``, as a user types it: the RFC 8707 resource.
-
-    ``MCP_ENDPOINT["RESOURCE_URL"]`` when set (a server behind a proxy that rewrites
-    paths); otherwise the absolute URL of the endpoint's path, without a trailing slash.
-    """
-    configured: str | None = endpoint.settings.RESOURCE_URL
-    if configured:
-        return configured
-    if path is None:
-        path = endpoint_path(endpoint)
-    return request.build_absolute_uri(path.rstrip("/") or "/")
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}

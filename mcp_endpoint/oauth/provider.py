@@ -1,11 +1,12 @@
 """django-oauth-toolkit's settings for MCP clients, merged with a host's own.
 
-Importable from a settings module: nothing here touches Django's settings or models.
+Importable from a settings module: nothing here touches Django's settings or models when
+imported (the PKCE policy reads an application's row when it is asked about a client).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -13,6 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 # What MCP clients need of the authorisation server, besides what the host decides.
 MCP_PROVIDER_SETTINGS: dict[str, Any] = {
     # PKCE with S256 on every code grant; "plain" is refused (MCP authorisation, RFC 9700).
+    # A host whose own clients skip PKCE or use "plain" keeps that for them: PKCE_REQUIRED
+    # then becomes a PKCERequired, and the validator refuses "plain" to MCP clients.
     "PKCE_REQUIRED": True,
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
@@ -52,12 +55,59 @@ MCP_PROVIDER_SETTINGS: dict[str, Any] = {
     # The admin shows how each client registered and the resource each token is bound to.
     "APPLICATION_ADMIN_CLASS": "mcp_endpoint.oauth.admin.ApplicationAdmin",
     "ACCESS_TOKEN_ADMIN_CLASS": "mcp_endpoint.oauth.admin.AccessTokenAdmin",
+    # The scopes MCP_ENDPOINT["SCOPES_BY_METHOD"] asks for by default; a host's own scopes
+    # are kept beside them.
+    "SCOPES": {"read": "Reading scope", "write": "Writing scope"},
 }
 
-# Values a host may not change: each would let a client past what MCP requires.
+# How a client registered when it came through the MCP registration paths: anonymous
+# dynamic registration (RFC 7591) or a client ID metadata document.
+MCP_REGISTRATION_SOURCES = frozenset({"dcr", "cimd"})
+
+
+def is_mcp_client(client_id: str) -> bool:
+    """Whether ``client_id`` registered itself as MCP clients do, rather than being an
+    application the host's administrators made."""
+    from oauth2_provider.models import get_application_model
+
+    source = (
+        get_application_model()
+        ._default_manager.filter(client_id=client_id)
+        .values_list("registration_source", flat=True)
+        .first()
+    )
+    if source is None:
+        # Not registered yet: a client ID metadata document's URL, fetched on first use.
+        return client_id.startswith("https://")
+    return source in MCP_REGISTRATION_SOURCES
+
+
+class PKCERequired:
+    """``PKCE_REQUIRED`` per client, as the toolkit allows it (a callable of the client id):
+    always for MCP clients, the host's own policy (a boolean or a callable) for the others.
+    """
+
+    def __init__(self, others: bool | Callable[[str], bool]) -> None:
+        self.others = others
+
+    def __call__(self, client_id: str) -> bool:
+        if is_mcp_client(client_id):
+            return True
+        return bool(self.others(client_id) if callable(self.others) else self.others)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PKCERequired) and other.others == self.others
+
+    def __hash__(self) -> int:
+        return hash((PKCERequired, self.others))
+
+    def __repr__(self) -> str:
+        return f"PKCERequired(others={self.others!r})"
+
+
+# Values a host may not change: each would let a client past what MCP requires. PKCE is
+# not here: it is decided per client (PKCERequired and the validator).
 REQUIRED: dict[str, Any] = {
-    "PKCE_REQUIRED": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
 }
@@ -80,17 +130,32 @@ def provider_settings(
     The MCP defaults (:data:`MCP_PROVIDER_SETTINGS`: S256 PKCE only, no implicit or password
     grant, ``iss``, open registration, client ID metadata documents, the replay-revoking
     validator) first, then the host's ``existing`` dict and keyword ``overrides``, which win,
-    except that the lists in :data:`UNIONS` keep the MCP entries as well, and the values in
-    :data:`REQUIRED` may not be turned off (:class:`ImproperlyConfigured` says which).
+    except that the lists in :data:`UNIONS` keep the MCP entries as well, ``SCOPES`` keeps
+    every scope named by any of the three, and the values in :data:`REQUIRED` may not be
+    turned off (:class:`ImproperlyConfigured` says which).
+
+    PKCE stays what the host had for its own applications: a ``PKCE_REQUIRED`` of False (or
+    a callable) becomes a :class:`PKCERequired`, which asks PKCE of every MCP client (those
+    registered dynamically or by a client ID metadata document) and leaves the host's
+    applications to the host's value; the validator refuses "plain" to MCP clients.
     """
-    merged = {**MCP_PROVIDER_SETTINGS, **dict(existing or {}), **overrides}
+    host = {**dict(existing or {}), **overrides}
+    merged = {**MCP_PROVIDER_SETTINGS, **host}
     for key in UNIONS:
-        host = list(merged[key])
-        merged[key] = host + [v for v in MCP_PROVIDER_SETTINGS[key] if v not in host]
+        own = list(merged[key])
+        merged[key] = own + [v for v in MCP_PROVIDER_SETTINGS[key] if v not in own]
+    merged["SCOPES"] = {
+        **MCP_PROVIDER_SETTINGS["SCOPES"],
+        **dict((existing or {}).get("SCOPES", {})),
+        **dict(overrides.get("SCOPES", {})),
+    }
+    pkce = merged["PKCE_REQUIRED"]
+    if pkce is not True and not isinstance(pkce, PKCERequired):
+        merged["PKCE_REQUIRED"] = PKCERequired(pkce)
     for key, value in REQUIRED.items():
         if merged[key] != value:
             raise ImproperlyConfigured(
-                f"OAUTH2_PROVIDER[{key!r}] must be {value!r} for MCP clients (S256 PKCE only, "
-                "no implicit or password grant); leave it out of the settings you pass."
+                f"OAUTH2_PROVIDER[{key!r}] must be {value!r} for MCP clients (no implicit or "
+                "password grant); leave it out of the settings you pass."
             )
     return merged

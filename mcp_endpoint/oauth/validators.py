@@ -10,6 +10,8 @@ Set ``OAUTH2_PROVIDER["OAUTH2_VALIDATOR_CLASS"]`` to :class:`OAuth2Validator` (a
   registration policy when a code is sent to it. Registration refuses what it would not
   store faithfully, but rows written before that rule (an entry holding a space, stored
   as two URIs) or under an older policy must not receive codes either.
+- MCP clients (registered dynamically or by a client ID metadata document) need PKCE with
+  S256 whatever the host's ``PKCE_REQUIRED`` and "plain" gate leave to its own clients.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator as ToolkitOAuth2Validator
 from oauth2_provider.settings import oauth2_settings
-from oauthlib.oauth2.rfc6749.errors import InvalidGrantError
+from oauthlib.oauth2.rfc6749.errors import InvalidGrantError, UnsupportedCodeChallengeMethodError
 
 from mcp_endpoint.oauth.models import RedeemedAuthorizationCode, code_digest
+from mcp_endpoint.oauth.provider import MCP_REGISTRATION_SOURCES, is_mcp_client
 from mcp_endpoint.oauth.registration import RegistrationRefused, check_policies
 
 AUTHORIZATION_CODE = "authorization_code"
@@ -69,8 +72,29 @@ def redirect_allowed_by_policy(application: Any, redirect_uri: str) -> bool:
 
 
 class OAuth2Validator(ToolkitOAuth2Validator):
-    """The toolkit's validator, remembering what each redeemed code issued, and sending
-    codes only to redirect URIs the registration policy allows."""
+    """The toolkit's validator, remembering what each redeemed code issued, sending codes
+    only to redirect URIs the registration policy allows, and asking S256 PKCE of MCP
+    clients."""
+
+    def is_pkce_required(self, client_id: str, request: Any) -> bool:
+        client = getattr(request, "client", None)
+        if client is not None and getattr(client, "client_id", None) == client_id:
+            mcp_client = client.registration_source in MCP_REGISTRATION_SOURCES
+        else:
+            mcp_client = is_mcp_client(client_id)
+        if not mcp_client:
+            required: bool = super().is_pkce_required(client_id, request)
+            return required
+        # Asked while the authorisation request is validated, before oauthlib takes
+        # "plain" (or no method, which means "plain") as one of the methods it supports.
+        if getattr(request, "code_challenge", None) is not None and (
+            getattr(request, "code_challenge_method", None) != "S256"
+        ):
+            raise UnsupportedCodeChallengeMethodError(
+                description='MCP clients must use PKCE with code_challenge_method "S256".',
+                request=request,
+            )
+        return True
 
     def validate_redirect_uri(
         self, client_id: str, redirect_uri: str, request: Any, *args: Any, **kwargs: Any

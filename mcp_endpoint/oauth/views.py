@@ -46,24 +46,9 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestErro
 from mcp_endpoint.oauth.metadata import endpoint_at, is_own_resource, resource_url
 from mcp_endpoint.oauth.parameters import refuse_unadvertised_grant, refuse_unstorable
 from mcp_endpoint.oauth.registration import is_loopback_host
+from mcp_endpoint.responses import deny_framing
 
 PKCE_METHODS = ("S256",)
-FRAME_ANCESTORS_NONE = "frame-ancestors 'none'"
-
-
-def deny_framing(response: HttpResponseBase) -> HttpResponseBase:
-    """Forbid every site to frame ``response``, in the old header and in CSP's.
-
-    A policy already on the response (the host's) keeps its directives and gains
-    ``frame-ancestors`` unless it has one; ``X-Frame-Options`` set here wins over
-    ``XFrameOptionsMiddleware``'s default, which leaves a present header alone.
-    """
-    response["X-Frame-Options"] = "DENY"
-    policy = response.get("Content-Security-Policy", "").strip().rstrip(";")
-    if "frame-ancestors" not in policy:
-        policy = f"{policy}; {FRAME_ANCESTORS_NONE}" if policy else FRAME_ANCESTORS_NONE
-    response["Content-Security-Policy"] = policy
-    return response
 
 
 def frame_ancestors_none(

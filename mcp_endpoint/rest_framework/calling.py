@@ -38,6 +38,7 @@ from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
+from mcp_endpoint.rest_framework.credentials import stands_for
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
@@ -67,10 +68,7 @@ def tool_view_class(viewset: type[Any]) -> type[Any]:
         credential = self.caller.credential if self.caller is not None else None
         if credential is None:
             return authenticators
-        return [
-            verified(a, credential) if isinstance(credential.authenticator, type(a)) else a
-            for a in authenticators
-        ]
+        return [verified(a, credential) if took(credential, a) else a for a in authenticators]
 
     def get_throttles(self: Any) -> list[BaseThrottle]:
         throttles: list[BaseThrottle] = viewset.get_throttles(self)
@@ -96,6 +94,15 @@ def tool_view_class(viewset: type[Any]) -> type[Any]:
             "__qualname__": viewset.__qualname__,
             "__doc__": viewset.__doc__,
         },
+    )
+
+
+def took(credential: Credential, authenticator: BaseAuthentication) -> bool:
+    """Whether the transport authenticated ``credential`` with ``authenticator``'s class (a
+    subclass of it, or the app's OAuth class for the toolkit's, whose check it runs)."""
+    cls = type(credential.authenticator)
+    return isinstance(credential.authenticator, type(authenticator)) or stands_for(
+        cls, type(authenticator)
     )
 
 

@@ -13,11 +13,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mcp_endpoint.authentication import Credential, accepted_kinds
+from mcp_endpoint.authentication import Credential, OAuth2TokenAuthentication, accepted_kinds
+from mcp_endpoint.compat import TOOLKIT_APP
 
 
 def related(cls: type[Any], other: type[Any]) -> bool:
-    return issubclass(cls, other) or issubclass(other, cls)
+    return (
+        issubclass(cls, other)
+        or issubclass(other, cls)
+        or stands_for(cls, other)
+        or stands_for(other, cls)
+    )
+
+
+def stands_for(cls: type[Any], other: type[Any]) -> bool:
+    """Whether ``cls`` is the app's OAuth class and ``other`` the toolkit's own, whose check
+    the app's class runs (it does not derive from it, so that it can be named where the
+    toolkit is not installed)."""
+    return (
+        issubclass(cls, OAuth2TokenAuthentication)
+        and other.__name__ == "OAuth2Authentication"
+        and other.__module__.split(".")[0] == TOOLKIT_APP
+    )
 
 
 def takes(classes: Iterable[type[Any]], credential: Credential | None) -> bool:

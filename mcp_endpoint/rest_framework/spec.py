@@ -26,10 +26,10 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
 from drf_spectacular.settings import spectacular_settings
-from oauth2_provider.contrib.rest_framework import TokenHasScope
 from rest_framework import permissions as drf_permissions
 from rest_framework.versioning import AcceptHeaderVersioning
 
+from mcp_endpoint.compat import is_toolkit_class
 from mcp_endpoint.rest_framework.descriptions import description_for
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
@@ -584,7 +584,7 @@ def required_scopes(
 
 
 def _permission_scopes(permission: Any, request: Any, view: Any) -> set[str]:
-    if isinstance(permission, TokenHasScope):
+    if is_toolkit_class(type(permission), {"TokenHasScope"}):
         try:
             return set(permission.get_scopes(request, view) or ())
         except ImproperlyConfigured:

@@ -1,0 +1,81 @@
+"""django-oauth-toolkit, an optional dependency: whether it is here and usable.
+
+API keys, the endpoint and the DRF adapter work without the toolkit; OAuth for MCP clients
+needs it installed (``pip install mcp-endpoint[oauth]``), in ``INSTALLED_APPS``, and at a
+version that has what MCP clients are promised (client ID metadata documents, resource
+binding, the RFC 9700 gates): 3.4 or later, before 4. Nothing here imports
+``oauth2_provider``: a host without it never loads it, and a host that keeps an older
+toolkit for its own clients never has our OAuth code run against that toolkit's tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from importlib import metadata
+from typing import Any
+
+from django.apps import apps
+
+TOOLKIT_APP = "oauth2_provider"
+TOOLKIT_DISTRIBUTION = "django-oauth-toolkit"
+# The range pyproject.toml's "oauth" extra asks for.
+TOOLKIT_MINIMUM = (3, 4)
+TOOLKIT_BELOW = (4,)
+
+
+@functools.lru_cache(maxsize=1)
+def toolkit_version() -> str | None:
+    """The installed django-oauth-toolkit's version, or None when it is not installed."""
+    try:
+        return metadata.version(TOOLKIT_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"3.4.1"`` -> ``(3, 4, 1)``; ``"2.3.0rc1"`` -> ``(2, 3, 0)``: the leading numbers."""
+    numbers = []
+    for part in version.split("."):
+        match = re.match(r"\d+", part)
+        if match is None:
+            break
+        numbers.append(int(match.group()))
+        if match.end() != len(part):
+            break
+    return tuple(numbers)
+
+
+def version_supported(version: str | None) -> bool:
+    """Whether ``version`` of the toolkit has what OAuth for MCP clients needs."""
+    if version is None:
+        return False
+    return TOOLKIT_MINIMUM <= version_tuple(version) < TOOLKIT_BELOW
+
+
+def toolkit_in_use() -> bool:
+    """Whether the host runs django-oauth-toolkit (in ``INSTALLED_APPS``), any version."""
+    return apps.is_installed(TOOLKIT_APP)
+
+
+def oauth_enabled() -> bool:
+    """Whether OAuth for MCP clients is on: the toolkit in use, at a version it supports.
+
+    When the host keeps an older toolkit for its own clients, ours stays off (check
+    ``mcp_endpoint.W075`` says why) and the host's own OAuth is left as it was.
+    """
+    return toolkit_in_use() and version_supported(toolkit_version())
+
+
+def is_toolkit_class(cls: Any, names: Iterable[str]) -> bool:
+    """Whether ``cls`` is, or derives from, one of the toolkit's classes ``names``.
+
+    By name and module, so that the question can be asked without importing the toolkit:
+    a class that derives from the toolkit's was defined after the toolkit was imported.
+    """
+    wanted = set(names)
+    return any(
+        base.__name__ in wanted and base.__module__.split(".")[0] == TOOLKIT_APP
+        for base in getattr(cls, "__mro__", ())
+    )
