@@ -133,25 +133,33 @@ def describe_resource(url: str, request: HttpRequest) -> ResourceDescription:
     return ResourceDescription(url)
 
 
+Handler = Callable[..., HttpResponse]
+
+
+def refusing_unstorable(handler: Handler) -> Handler:
+    """``handler`` (a toolkit view's ``get`` or ``post``), refusing first a request with
+    text no database stores (``invalid_request``).
+
+    In the methods, not in ``dispatch``: ``as_view()`` takes ``csrf_exempt`` and
+    ``login_not_required`` from the toolkit's decorated ``dispatch``, which an override
+    would hide.
+    """
+
+    @wraps(handler)
+    def checked(view: Any, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return refuse_unstorable(request) or handler(view, request, *args, **kwargs)
+
+    return checked
+
+
 @method_decorator(frame_ancestors_none, name="dispatch")
 class AuthorizationView(ToolkitAuthorizationView):
     """The toolkit's authorisation endpoint and consent page, for MCP clients."""
 
     template_name = "mcp_endpoint/oauth/authorize.html"
 
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponse = super().get(request, *args, **kwargs)
-        return response
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponse = super().post(request, *args, **kwargs)
-        return response
+    get = refusing_unstorable(ToolkitAuthorizationView.get)
+    post = refusing_unstorable(ToolkitAuthorizationView.post)
 
     def validate_authorization_request(
         self, request: HttpRequest
@@ -248,49 +256,24 @@ class TokenView(ToolkitTokenView):
         return response
 
 
-# The OAuth endpoints refuse text no database stores in the methods, not in dispatch:
-# as_view() takes csrf_exempt and login_not_required from the toolkit's decorated dispatch.
-
-
 class RevokeTokenView(ToolkitRevokeTokenView):
     """The toolkit's revocation endpoint (RFC 7009)."""
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponse = super().post(request, *args, **kwargs)
-        return response
+    post = refusing_unstorable(ToolkitRevokeTokenView.post)
 
 
 class DeviceAuthorizationView(ToolkitDeviceAuthorizationView):
     """The toolkit's device authorisation endpoint (RFC 8628), which the toolkit mounts
     whether or not the device grant is advertised."""
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponse = super().post(request, *args, **kwargs)
-        return response
+    post = refusing_unstorable(ToolkitDeviceAuthorizationView.post)
 
 
 class IntrospectTokenView(ToolkitIntrospectTokenView):
     """The toolkit's introspection endpoint (RFC 7662)."""
 
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponse = super().get(request, *args, **kwargs)
-        return response
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = refuse_unstorable(request)
-        if refusal is not None:
-            return refusal
-        response: HttpResponse = super().post(request, *args, **kwargs)
-        return response
+    get = refusing_unstorable(ToolkitIntrospectTokenView.get)
+    post = refusing_unstorable(ToolkitIntrospectTokenView.post)
 
 
 @method_decorator(frame_ancestors_none, name="dispatch")
