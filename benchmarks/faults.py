@@ -30,11 +30,9 @@ correct 503s, no HTML 500, no traceback), 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import secrets
-import socket
 import sys
 import tempfile
 import threading
@@ -54,11 +52,11 @@ if str(ROOT) not in sys.path:  # run as a script: benchmarks/ is sys.path[0], no
     sys.path.insert(0, str(ROOT))
 
 from tests.live_server import (  # noqa: E402
-    HOST,
     SERVERS,
     LiveServer,
     TaskWorker,
-    free_port,
+    TcpProxy,
+    address,
     run_script,
 )
 
@@ -92,126 +90,6 @@ TERMINAL = {"completed", "failed", "cancelled"}
 TRANSPORT_ERROR = 0
 HUNG = -1
 SAMPLES = 3  # examples kept of each kind of problem
-
-
-# -- the proxy that can cut a service -----------------------------------------------------------
-
-
-class CuttableProxy:
-    """A TCP proxy on ``127.0.0.1:<port>`` in front of ``target``; :meth:`cut` closes every
-    connection through it and stops listening, so that new connections are refused, until
-    :meth:`restore`. Its threads are daemons; :meth:`stop` closes everything."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.port = free_port()
-        self._lock = threading.Lock()
-        self._sockets: set[socket.socket] = set()
-        self._listener: socket.socket | None = None
-        self.connections = 0
-        self.cut_connections = 0
-
-    def url(self, url: str) -> str:
-        """``url`` with its host and port replaced by this proxy's."""
-        parts = urlsplit(url)
-        userinfo = parts.netloc.rpartition("@")[0]
-        netloc = (userinfo + "@" if userinfo else "") + f"{HOST}:{self.port}"
-        return urlunsplit(parts._replace(netloc=netloc))
-
-    def start(self) -> CuttableProxy:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        # The port was just listened on and has connections in TIME_WAIT: bind it again.
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((HOST, self.port))
-        listener.listen(256)
-        listener.settimeout(0.2)
-        with self._lock:
-            self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-        return self
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            with self._lock:
-                if self._listener is not listener:
-                    return  # cut or stopped
-            try:
-                client, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return  # the listener was closed under us: a cut or the stop
-            client.settimeout(None)
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                client.close()
-                continue
-            upstream.settimeout(None)
-            with self._lock:
-                if self._listener is not listener:
-                    client.close()
-                    upstream.close()
-                    return
-                self._sockets.update((client, upstream))
-                self.connections += 1
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass  # the other side went away, or the connection was cut: close both
-        finally:
-            self._close(source, sink)
-
-    def _close(self, *sockets: socket.socket) -> None:
-        for sock in sockets:
-            with self._lock:
-                self._sockets.discard(sock)
-            # The pump of the other direction may have shut it down already.
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-
-    def cut(self) -> int:
-        """Close every proxied connection and stop listening; how many were closed."""
-        with self._lock:
-            listener, self._listener = self._listener, None
-            sockets = list(self._sockets)
-        if listener is not None:
-            # shutdown() stops a listening socket at once, even while the accepting thread
-            # is still polling it; close() alone leaves it open until that poll returns.
-            with contextlib.suppress(OSError):
-                listener.shutdown(socket.SHUT_RDWR)
-            listener.close()
-        self._close(*sockets)
-        closed = len(sockets) // 2
-        self.cut_connections += closed
-        return closed
-
-    def restore(self) -> None:
-        """Listen again, if a cut is under way."""
-        with self._lock:
-            cut = self._listener is None
-        if cut:
-            self.start()
-
-    def stop(self) -> None:
-        self.cut()
-
-    def __enter__(self) -> CuttableProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def address(url: str, default_port: int) -> tuple[str, int]:
-    parts = urlsplit(url)
-    return parts.hostname or HOST, parts.port or default_port
 
 
 # -- the clients ----------------------------------------------------------------------------------
@@ -606,7 +484,7 @@ class Supervisor:
 
 @contextmanager
 def demo_server(
-    server_kind: str, workdir: Path, options: Options, database: CuttableProxy, cache: CuttableProxy
+    server_kind: str, workdir: Path, options: Options, database: TcpProxy, cache: TcpProxy
 ) -> Iterator[LiveServer]:
     """The demo under ``server_kind`` on a fresh database (created, migrated and, at the
     end, dropped through ``database``) and a cache prefix of its own through ``cache``."""
@@ -639,8 +517,8 @@ def run(server_kind: str, fault: str, options: Options, workdir: Path) -> Report
     ("none", "postgres" or "redis") cut once for ``options.cut_seconds``."""
     report = Report(server_kind, fault)
     run_id = secrets.token_hex(4)
-    database = CuttableProxy(address(options.database_url, 5432)).start()
-    cache = CuttableProxy(address(options.redis_url, 6379)).start()
+    database = TcpProxy(address(options.database_url, 5432)).start()
+    cache = TcpProxy(address(options.redis_url, 6379)).start()
     try:
         with (
             demo_server(server_kind, workdir, options, database, cache) as server,
@@ -710,7 +588,7 @@ def task_statuses(database_url: str, task_ids: list[str], seconds: float) -> dic
 
 
 def cut_once(
-    proxy: CuttableProxy, begin: threading.Event, options: Options, load: Load, report: Report
+    proxy: TcpProxy, begin: threading.Event, options: Options, load: Load, report: Report
 ) -> None:
     try:
         if not begin.wait(timeout=options.max_seconds):

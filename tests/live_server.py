@@ -24,7 +24,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -395,94 +394,126 @@ class TaskWorker:
 
 
 class TcpProxy:
-    """A TCP proxy on ``127.0.0.1:<port>`` to ``target`` (host, port), in threads of the
-    test process, that a test cuts and restores: an outage of the service behind it, for
-    the processes that connect through it only. ``cut()`` closes every open connection
-    and refuses new ones until ``restore()``. Stopped with the context::
+    """A TCP proxy on ``127.0.0.1:<port>`` in front of ``target`` (host, port), in threads
+    of the test process: an outage of the service behind it for the processes that connect
+    through it only. :meth:`cut` closes every connection through it and stops listening, so
+    that new connections are refused, until :meth:`restore`. Its threads are daemons;
+    leaving the context (or :meth:`stop`) closes everything::
 
         with TcpProxy(("127.0.0.1", 5432)) as proxy:
-            url = f"postgres://postgres@127.0.0.1:{proxy.port}/db"
+            url = proxy.url("postgres://postgres@127.0.0.1:5432/db")
     """
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
-        self.listener = socket.create_server((HOST, 0))
-        self.listener.settimeout(0.2)
-        self.port: int = self.listener.getsockname()[1]
-        self.open: set[socket.socket] = set()
-        self.lock = threading.Lock()
-        self.up = threading.Event()
-        self.up.set()
-        self.done = threading.Event()
-        self.threads: list[threading.Thread] = []
-        self._spawn(self._accept)
+        self.port = free_port()
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self._listener: socket.socket | None = None
+        self.connections = 0
+        self.cut_connections = 0
 
-    def _spawn(self, target: Callable[..., None], *args: socket.socket) -> None:
-        thread = threading.Thread(target=target, args=args, daemon=True)
-        self.threads.append(thread)
-        thread.start()
+    def url(self, url: str) -> str:
+        """``url`` with its host and port replaced by this proxy's."""
+        parts = urlsplit(url)
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = (userinfo + "@" if userinfo else "") + f"{HOST}:{self.port}"
+        return urlunsplit(parts._replace(netloc=netloc))
 
-    def _accept(self) -> None:
-        while not self.done.is_set():
+    def start(self) -> TcpProxy:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # The port was just listened on and has connections in TIME_WAIT: bind it again.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((HOST, self.port))
+        listener.listen(256)
+        listener.settimeout(0.2)
+        with self._lock:
+            self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            with self._lock:
+                if self._listener is not listener:
+                    return  # cut or stopped
             try:
-                client, _ = self.listener.accept()
+                client, _ = listener.accept()
             except TimeoutError:
                 continue
             except OSError:
-                return
-            if not self.up.is_set():
-                client.close()  # refused while cut: the connection opens, then drops
-                continue
+                return  # the listener was closed under us: a cut or the stop
+            client.settimeout(None)
             try:
-                server = socket.create_connection(self.target, timeout=5)
+                upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
                 client.close()
                 continue
-            server.settimeout(None)
-            with self.lock:
-                self.open.update({client, server})
-            self._spawn(self._pipe, client, server)
-            self._spawn(self._pipe, server, client)
+            upstream.settimeout(None)
+            with self._lock:
+                if self._listener is not listener:
+                    client.close()
+                    upstream.close()
+                    return
+                self._sockets.update((client, upstream))
+                self.connections += 1
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
-    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
-            while True:
-                data = source.recv(65536)
-                if not data:
-                    break
+            while data := source.recv(65536):
                 sink.sendall(data)
         except OSError:
-            pass  # the other side, or cut(), closed it
+            pass  # the other side went away, or the connection was cut: close both
         finally:
-            for end in (source, sink):
-                self._close(end)
+            self._close(source, sink)
 
-    def _close(self, end: socket.socket) -> None:
-        with self.lock:
-            self.open.discard(end)
-        with contextlib.suppress(OSError):  # closed already
-            end.shutdown(socket.SHUT_RDWR)
-        end.close()
+    def _close(self, *sockets: socket.socket) -> None:
+        for sock in sockets:
+            with self._lock:
+                self._sockets.discard(sock)
+            # The pump of the other direction may have shut it down already.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
 
-    def cut(self) -> None:
-        self.up.clear()
-        with self.lock:
-            ends = list(self.open)
-        for end in ends:
-            self._close(end)
+    def cut(self) -> int:
+        """Close every proxied connection and stop listening; how many were closed."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets = list(self._sockets)
+        if listener is not None:
+            # shutdown() stops a listening socket at once, even while the accepting thread
+            # is still polling it; close() alone leaves it open until that poll returns.
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        self._close(*sockets)
+        closed = len(sockets) // 2
+        self.cut_connections += closed
+        return closed
 
     def restore(self) -> None:
-        self.up.set()
+        """Listen again, if a cut is under way."""
+        with self._lock:
+            cut = self._listener is None
+        if cut:
+            self.start()
+
+    def stop(self) -> None:
+        self.cut()
 
     def __enter__(self) -> TcpProxy:
-        return self
+        return self.start()
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.done.set()
-        self.cut()
-        self.listener.close()
-        for thread in self.threads:
-            thread.join(timeout=5)
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def address(url: str, default_port: int) -> tuple[str, int]:
+    parts = urlsplit(url)
+    return parts.hostname or HOST, parts.port or default_port
 
 
 SERVERS: dict[str, type[LiveServer]] = {"gunicorn": LiveServer, "uvicorn": UvicornServer}

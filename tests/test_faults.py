@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.faults import DEFAULT_DATABASE_URL, CuttableProxy, Options, run
-from tests.live_server import HOST, missing, require_redis
+from benchmarks.faults import DEFAULT_DATABASE_URL, Options, run
+from tests.live_server import HOST, TcpProxy, missing, require_redis
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,7 @@ def echo_server() -> tuple[socket.socket, threading.Thread]:
 def test_a_cut_closes_connections_and_refuses_new_ones_until_restored() -> None:
     listener, _ = echo_server()
     try:
-        with CuttableProxy(listener.getsockname()[:2]) as proxy:
+        with TcpProxy(listener.getsockname()[:2]) as proxy:
             before = socket.create_connection((HOST, proxy.port), timeout=5)
             before.sendall(b"ping")
             assert before.recv(4) == b"ping"
