@@ -21,17 +21,16 @@ import contextlib
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.core.cache import caches
 from django.db import Error as DatabaseError
 from django.db import InterfaceError, OperationalError, connections
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from mcp_endpoint import client_logging
+from mcp_endpoint.conf import MCPSettings, mcp_settings
 from mcp_endpoint.protocol import jsonrpc
-
-if TYPE_CHECKING:
-    from mcp_endpoint.conf import MCPSettings
 
 logger = logging.getLogger("mcp_endpoint.outages")
 
@@ -157,3 +156,35 @@ def error_body(request_id: Any, exc: ServiceUnavailable, settings: MCPSettings) 
         f"Service Unavailable: the {exc.kind} is unreachable; retry in {retry_after} s",
         {"unavailable": exc.kind, "retry_after": retry_after},
     )
+
+
+class ServiceUnavailableMiddleware:
+    """The same answer for the host's own views: a database or cache outage that a view
+    (a REST call, a page) meets is 503 with ``Retry-After`` and a JSON ``detail``, logged
+    once per interval, instead of Django's HTML 500 and a traceback per request. Anything
+    else a view raises goes on to Django as before. Add it to ``MIDDLEWARE``::
+
+        "mcp_endpoint.outages.ServiceUnavailableMiddleware",
+
+    It sees what views raise (``process_exception``), not what other middleware raises.
+    """
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response: HttpResponse = self.get_response(request)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        kind = diagnose(exception)
+        if kind is None:
+            return None
+        report(kind, exception, mcp_settings.OUTAGE_LOG_INTERVAL)
+        retry_after: int = mcp_settings.OUTAGE_RETRY_AFTER
+        response = JsonResponse(
+            {"detail": f"Service Unavailable: the {kind} is unreachable; retry in {retry_after} s"},
+            status=503,
+        )
+        response["Retry-After"] = str(retry_after)
+        return response

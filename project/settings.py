@@ -84,6 +84,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A database or cache outage met by a REST call or a page: 503 with Retry-After, as
+    # /mcp answers it, rather than an HTML 500.
+    "mcp_endpoint.outages.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "project.urls"

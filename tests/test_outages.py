@@ -71,6 +71,15 @@ def assert_outage_answers(server: LiveServer, key: str, kind: str) -> None:
         assert body["error"]["code"] == -32603
         assert body["error"]["data"] == {"unavailable": kind, "retry_after": 5}
         assert kind in body["error"]["message"]
+    # The host's REST API, through the app's middleware, answers the outage the same way.
+    request = urllib.request.Request(
+        server.url("/api/projects/"), headers={"Authorization": f"Bearer {key}"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 503
+    assert refused.value.headers.get("Retry-After") == "5"
+    assert kind in json.loads(refused.value.read())["detail"]
     log = server.log_path.read_text(errors="replace")
     assert log.count(f"The {kind} is unreachable") == 1, log[-3000:]
     assert "Traceback" not in log, log[-3000:]
