@@ -85,6 +85,7 @@ class Credential:
         pk = getattr(self.auth, "pk", None)
         if pk is not None:
             return f"{cls.__module__}.{cls.__qualname__}:{pk}"
+        # A token string, a claims dict: their text is stable from request to request.
         text = self.auth if isinstance(self.auth, (str, bytes)) else repr(self.auth)
         raw = text.encode() if isinstance(text, str) else text
         return f"{cls.__qualname__}:{hashlib.sha256(raw).hexdigest()[:24]}"
@@ -386,9 +387,8 @@ def authenticate(drf_request: Request) -> Credential | None:
     # A class that accepted the request is the credential, as for REST, even when its user
     # is anonymous: a product's team or service tokens authenticate as AnonymousUser with
     # the token in request.auth, which the view's permissions read.
-    if drf_request.successful_authenticator is None or (
-        not (user is not None and user.is_authenticated) and auth is None
-    ):
+    authenticated = user is not None and user.is_authenticated
+    if not authenticated and (drf_request.successful_authenticator is None or auth is None):
         if has_authorization(drf_request._request):
             raise CredentialRefused("Invalid credential.")
         return None

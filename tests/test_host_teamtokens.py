@@ -17,6 +17,8 @@ from django.test import Client, RequestFactory
 
 from mcp_endpoint import authentication
 from mcp_endpoint.models import ToolCall
+from mcp_endpoint.mrtr import principal
+from mcp_endpoint.protocol.request_context import RequestContext
 from tests.hosts.parity import (
     Credential,
     CredentialClient,
@@ -149,6 +151,15 @@ def test_each_token_is_a_credential_of_its_own(notes: dict[str, int]) -> None:
     assert "red-read" not in read.ident() and "red-read" not in read.label()
     assert authentication.same_caller(read, credential("red-read"))
     assert not authentication.same_caller(read, write)
+    # An auth that is no row (the token string itself) is named by a digest.
+    first, second = (
+        authentication.Credential(user=read.user, auth=raw, scopes=None)
+        for raw in ("team-secret-1", "team-secret-2")
+    )
+    assert first.ident() != second.ident() and "secret" not in first.ident()
+    # Sessions, streams and tasks belong to the token, not to "anonymous".
+    owners = {principal(RequestContext(credential=c)) for c in (read, write, first, second)}
+    assert len(owners) == 4
 
 
 def test_the_key_cache_leaves_team_tokens_alone(
