@@ -8,6 +8,7 @@ host lists in its REST API, so a key or a token works the same in both places.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import threading
 from collections.abc import Iterable, Sequence
@@ -67,7 +68,27 @@ class Credential:
             return f"api_key:{self.auth.prefix}"
         if hasattr(self.auth, "pk") and hasattr(self.auth, "scope"):
             return f"oauth_token:{self.auth.pk}"
+        if self.anonymous:
+            return f"auth:{self.auth_reference()}"
         return f"user:{getattr(self.user, 'pk', None)}"
+
+    @property
+    def anonymous(self) -> bool:
+        """Whether the credential's user is anonymous: the product's class put the caller's
+        identity in the auth object alone (a team token, say)."""
+        return not getattr(self.user, "is_authenticated", False)
+
+    def auth_reference(self) -> str:
+        """The auth object of an anonymous credential, by its class and primary key when it
+        is a model instance, else by a digest of its text: never the secret itself."""
+        cls = type(self.auth)
+        pk = getattr(self.auth, "pk", None)
+        if pk is not None:
+            return f"{cls.__module__}.{cls.__qualname__}:{pk}"
+        # A token string, a claims dict: their text is stable from request to request.
+        text = self.auth if isinstance(self.auth, (str, bytes)) else repr(self.auth)
+        raw = text.encode() if isinstance(text, str) else text
+        return f"{cls.__qualname__}:{hashlib.sha256(raw).hexdigest()[:24]}"
 
     def label(self) -> str:
         """A log-safe name for the credential: never the secret itself."""
@@ -362,11 +383,15 @@ def authenticate(drf_request: Request) -> Credential | None:
     except exceptions.PermissionDenied as exc:
         # SessionAuthentication's CSRF check: the caller is known, the request forbidden.
         raise CredentialRefused(str(exc.detail), status=403) from exc
-    if user is None or not user.is_authenticated:
+    auth = drf_request.auth
+    # A class that accepted the request is the credential, as for REST, even when its user
+    # is anonymous: a product's team or service tokens authenticate as AnonymousUser with
+    # the token in request.auth, which the view's permissions read.
+    authenticated = user is not None and user.is_authenticated
+    if not authenticated and (drf_request.successful_authenticator is None or auth is None):
         if has_authorization(drf_request._request):
             raise CredentialRefused("Invalid credential.")
         return None
-    auth = drf_request.auth
     scope = getattr(auth, "scope", None)
     scopes = frozenset(scope.split()) if isinstance(scope, str) else None
     return Credential(

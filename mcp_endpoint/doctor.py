@@ -314,6 +314,16 @@ class Doctor:
                 'Mount the endpoint with path("mcp", site.urls), which answers /mcp and /mcp/.',
             )
             return None
+        if answer.status != 401 and not answers_as_mcp(answer):
+            media = answer.header("content-type") or "no content type"
+            self.error(
+                "E003",
+                f"{self.url} answers {answer.status} ({media}) where a client expects 401 (no "
+                "credential) or an MCP answer: the path may be routed elsewhere, to a view "
+                "that is not the endpoint.",
+                ROUTED_ELSEWHERE_HINT,
+            )
+            return None
         if answer.status != 401:
             if answer.status == 200:
                 self.warning(
@@ -639,6 +649,25 @@ PROXY_HINT = (
     "Behind a proxy, let Django see the public scheme and host (SECURE_PROXY_SSL_HEADER, "
     'USE_X_FORWARDED_HOST), or set MCP_ENDPOINT["RESOURCE_URL"] to the public URL.'
 )
+
+
+ROUTED_ELSEWHERE_HINT = (
+    "Is this the URL the endpoint is mounted at? If it is, something routes the path before "
+    "ROOT_URLCONF's pattern: a middleware that sets request.urlconf per request "
+    "(multi-domain or per-tenant routing), whose URLconf must then include the endpoint's "
+    "URLs too, or a catch-all pattern listed before the endpoint's. Check with "
+    "`python manage.py mcp_doctor --host <the host clients use>`, which goes through the "
+    "middleware; resolve('/mcp') in a shell only reads ROOT_URLCONF."
+)
+
+
+def answers_as_mcp(answer: Response) -> bool:
+    """Whether ``answer`` comes from an MCP endpoint: a JSON-RPC message or an event stream
+    (the endpoint answers every refusal but the 401 with a JSON-RPC error)."""
+    if answer.header("content-type").startswith("text/event-stream"):
+        return True
+    body = answer.json()
+    return isinstance(body, dict) and body.get("jsonrpc") == "2.0"
 
 
 def example_of(schema: Any, depth: int = 0) -> Any:

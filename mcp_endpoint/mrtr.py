@@ -66,6 +66,9 @@ def principal(context: RequestContext) -> str:
         auth_pk = getattr(credential.auth, "pk", None)
         user_pk = getattr(credential.user, "pk", None)
         identity = f"{credential.label()}|{auth_pk}|{user_pk}"
+        if credential.anonymous:
+            # No user tells one product token from another: the token itself does.
+            identity = f"{identity}|{credential.ident()}"
     return hashlib.sha256(f"{SALT}|{identity}".encode()).hexdigest()[:32]
 
 

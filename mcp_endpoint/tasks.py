@@ -235,7 +235,8 @@ class DjangoTaskEngine:
             tool=tool_name,
             arguments=arguments,
             owner=principal(context),
-            user=credential.user if credential is not None else None,
+            # An anonymous credential's user is no row (its task cannot be run again).
+            user=credential.user if credential is not None and not credential.anonymous else None,
             credential_kind=kind,
             credential_id=credential_id,
             scopes=sorted(credential.scopes) if credential and credential.scopes else None,
