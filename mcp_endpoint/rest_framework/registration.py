@@ -706,6 +706,13 @@ def register_router(
     force unrolling the router. A nested router's viewsets (drf-nested-routers) are named
     after their parent (``list_user_snippets``), and each registration takes the routes
     its router made, so one viewset can be registered flat and nested.
+
+    A router ``include()``d under a prefix with URL kwargs of its own
+    (``(?P<tenant>[^/]+)/projects/(?P<project>[^/]+)/``) is found where the URL conf mounts
+    it: the prefix's kwargs are parents of each viewset (required arguments of its tools),
+    before the router's own lookups; tool names follow the router's own nesting only.
+    ``parents=["tenant", "project"]`` (here, or per basename) says which mount to call
+    when the router is mounted under several prefixes whose kwargs differ (E101).
     """
     per_basename = dict(per_basename or {})
     registry = list(router.registry)
