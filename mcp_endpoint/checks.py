@@ -286,7 +286,10 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             errors.append(
                 Error(
                     f"Endpoint {endpoint.name!r} registers more than one tool named {name!r}.",
-                    hint="Give one of them another name (name=... when registering).",
+                    hint="Give one of them another name: names={action: ...} or "
+                    "name_prefix=... when registering (per_basename={basename: {...}} for one "
+                    "viewset of a router); a router mounted under several include() "
+                    "prefixes is registered once per prefix, each with its parents=[...].",
                     obj=endpoint,
                     id="mcp_endpoint.E010",
                 )

@@ -165,7 +165,9 @@ class Endpoint:
         return import_string(f"{DRF_ADAPTER}.register_viewset")(self, viewset, **options)
 
     def register_router(self, router: Any, **options: Any) -> list[Any]:
-        """Register every viewset of a DRF router, with its prefix and basename."""
+        """Register every viewset of a DRF router, with its prefix and basename, called
+        where the URL conf mounts it (an ``include()`` prefix's kwargs become parents; say
+        which mount with ``parents=``). See :func:`mcp_endpoint.rest_framework.register_router`."""
         return import_string(f"{DRF_ADAPTER}.register_router")(self, router, **options)
 
     def register_view(self, view: type[Any], *, url_name: str, **options: Any) -> Any:

@@ -29,7 +29,29 @@ def viewset_actions(viewset: type[Any]) -> list[tuple[str, bool]]:
 
 def default_tool_name(action: str, detail: bool, singular: str, plural: str) -> str:
     verb, many = STANDARD_ACTIONS.get(action, (action, not detail))
-    return f"{verb}_{plural if many else singular}"
+    return without_stutter(f"{verb}_{plural if many else singular}")
+
+
+def without_stutter(name: str) -> str:
+    """``name`` with a run of words said twice in a row said once: an action named after
+    its verb and noun (``list_positions`` on positions: ``list_list_...``), a viewset named
+    after its parent (``order`` + ``order_payments``: ``order_order_...``). A plural after
+    its singular is not a repetition: ``list_user_users`` lists a user's users."""
+    words = name.split("_")
+    changed = True
+    while changed:
+        changed = False
+        for size in range(len(words) // 2, 0, -1):
+            for start in range(len(words) - 2 * size + 1):
+                first = words[start : start + size]
+                second = words[start + size : start + 2 * size]
+                if first == second:
+                    words[start : start + size] = []
+                    changed = True
+                    break
+            if changed:
+                break
+    return "_".join(words)
 
 
 def model_of(viewset: type[Any]) -> Any:
@@ -57,10 +79,20 @@ def nouns(
     model = model_of(viewset)
     if model is not None:
         one = force_str(model._meta.verbose_name)
-        many = force_str(model._meta.verbose_name_plural)
+        # Django's default plural is the name and an "s" ("propertys", "mediums"): the
+        # model's own when it says one, else the English plural ("properties", "media").
+        declared = "verbose_name_plural" in model._meta.original_attrs
+        many = force_str(model._meta.verbose_name_plural) if declared else plural_of(one)
     else:
         one, many = basename, pluralize(basename)
     return identifier(singular or one), identifier(plural or many)
+
+
+def plural_of(noun: str) -> str:
+    """The English plural of the last word of ``noun`` (``order payment`` -> ``order
+    payments``, ``property`` -> ``properties``, ``medium`` -> ``media``)."""
+    head, _, last = noun.rpartition(" ")
+    return f"{head} {pluralize(last)}" if head else pluralize(last)
 
 
 def identifier(text: str) -> str:
@@ -82,4 +114,4 @@ def prefixed_nouns(prefix: str, singular: str, plural: str) -> tuple[str, str]:
     prefix = identifier(prefix)
     if not prefix:
         return singular, plural
-    return f"{prefix}_{singular}", f"{prefix}_{plural}"
+    return without_stutter(f"{prefix}_{singular}"), without_stutter(f"{prefix}_{plural}")

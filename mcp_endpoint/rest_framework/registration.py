@@ -87,13 +87,21 @@ class ViewSetRegistration:
         # A router's viewset is found by the views the router made for it; otherwise by
         # the URL kwargs of its parents, which tell a nested route from a flat one.
         self.router_callbacks: frozenset[Any] | None = None
+        # Parents the host named: a router's routes under exactly those URL kwargs (those of
+        # the include() prefix it is mounted under, and its own).
+        self.parents_given = parents is not None
         if router is not None:
             self.router_callbacks, router_parents = router_entry(router, viewset, self.basename)
             parents = router_parents if parents is None else parents
+            # Named after the router's own last lookup, not an include() prefix's kwarg
+            # that every viewset mounted under it shares (a tenant, a project).
+            naming_parents: Sequence[str] | None = router_parents
+        else:
+            naming_parents = parents
         self.router = router
         self.parents = tuple(parents) if parents is not None else None
         if name_prefix is None:
-            name_prefix = parent_noun(self.parents[-1]) if self.parents else ""
+            name_prefix = parent_noun(naming_parents[-1]) if naming_parents else ""
         self.prefix = prefix or self.basename
         self.include = set(include) if include is not None else None
         self.exclude = set(exclude)
@@ -179,22 +187,47 @@ class ViewSetRegistration:
         A viewset routed flat and nested (``snippets/`` and ``users/{user_pk}/snippets/``)
         is registered once for each: without ``parents`` the flat routes are taken (or the
         first nested ones when it has no flat route), with them the routes under exactly
-        those parents.
+        those parents. A router's routes are those it made, under the ``include()`` prefix
+        it is mounted under: the prefix's URL kwargs (``tenant`` in
+        ``(?P<tenant>[^/]+)/``) are parents of its viewsets like its own lookups.
         """
         routes, families = self.routed_families()
         if self.router_callbacks is not None:
             own = [route for route in routes if route.callback in self.router_callbacks]
+            if own and not self.parents_given:
+                first = self.route_parents(own[0])
+                return [route for route in own if self.route_parents(route) == first]
             if own:
-                return own
+                return [route for route in own if self.route_parents(route) == self.parents]
         wanted = self.parents
         if wanted is None:
             wanted = () if () in families or not families else families[0]
         return [route for route in routes if self.route_parents(route) == wanted]
 
+    def routed_parents(self) -> tuple[str, ...] | None:
+        """The parents of the routes the tools call (an ``include()`` prefix's URL kwargs
+        and a nested route's lookups), or None when the URL conf does not route them."""
+        routes = self.url_conf_routes()
+        return self.route_parents(routes[0]) if routes else None
+
+    def mounts(self) -> list[tuple[str, ...]]:
+        """The parents of each place the URL conf mounts this registration's router."""
+        if self.router_callbacks is None:
+            return []
+        return list(
+            dict.fromkeys(
+                self.route_parents(route)
+                for route in url_conf_routes()
+                if route.callback in self.router_callbacks
+            )
+        )
+
     def check_routes(self) -> list[CheckMessage]:
         """Problems of the URL conf for this registration, found before the specs are built."""
-        if self.parents is None or self.router_callbacks is not None:
-            return []  # a router's routes are its own, found whatever the URL conf holds
+        if self.router_callbacks is not None:
+            return self.check_mounts()
+        if self.parents is None:
+            return []
         _, families = self.routed_families()
         if not families or self.parents in families:
             return []
@@ -207,6 +240,59 @@ class ViewSetRegistration:
                 + " (parents=[] for the flat routes).",
                 obj=self.endpoint,
                 id="mcp_endpoint.E100",
+            )
+        ]
+
+    def check_mounts(self) -> list[CheckMessage]:
+        """E101, E102 and W101: where a router's viewset is mounted, against its parents."""
+        mounts = self.mounts()
+        name = self.viewset.__name__
+        example = (
+            f"register_router(router, per_basename={{{self.basename!r}: {{'parents': [...]}}}})"
+        )
+        if not mounts:
+            if self.parents_given and self.url_conf_routes():
+                return []  # routed by other patterns, under the parents the host named
+            return [
+                Warning(
+                    f"{name} is registered from a router that the URL conf does not include, "
+                    "so its tools call the router's own URLs, without any include() prefix "
+                    "or the URL kwargs such a prefix would give its views.",
+                    hint="Include the router's urls in the URL conf (the very router object "
+                    "registered), or name the URL kwargs of the routes that serve the viewset "
+                    f"with {example} or register_router(router, parents=[...]).",
+                    obj=self.endpoint,
+                    id="mcp_endpoint.W101",
+                )
+            ]
+        if self.parents_given:
+            if self.parents in mounts:
+                return []
+            return [
+                Error(
+                    f"{name} is registered under the parents {list(self.parents or ())!r}, "
+                    "but its router is mounted where the URL kwargs are "
+                    + "; ".join(repr(list(m)) for m in mounts)
+                    + ".",
+                    hint="Pass parents= as one of those lists (the include() prefix's kwargs, "
+                    "then the router's own lookups).",
+                    obj=self.endpoint,
+                    id="mcp_endpoint.E102",
+                )
+            ]
+        if len(mounts) == 1:
+            return []
+        return [
+            Error(
+                f"{name}'s router is mounted under {len(mounts)} prefixes whose URL kwargs "
+                "differ ("
+                + "; ".join(repr(list(m)) for m in mounts)
+                + "), so which one its tools call is a guess (the first).",
+                hint=f"Say which with register_router(router, parents=[...]) or {example}, "
+                "naming the kwargs of one of them; register the router once per prefix for "
+                "tools under each (with a name_prefix to keep their names apart).",
+                obj=self.endpoint,
+                id="mcp_endpoint.E101",
             )
         ]
 
@@ -268,34 +354,53 @@ class ViewSetRegistration:
         return list(self.problems) + (self.build_messages() if self.built else [])
 
     def build_messages(self) -> list[CheckMessage]:
-        """E021, W022, W032 (from the build), W020 and W050 (from the specs), and W030."""
+        """E021, W022, W032 (from the build), W020, W050 and W053 (from the specs), and
+        W030. The warnings the specs give are one per viewset, naming its tools, so that a
+        product of hundreds of actions is told once what to do, not once per action."""
         messages = list(self.build_problems)
         messages.extend(self.check_authentication())
-        for tool in self.tools:
-            spec = tool._spec
-            if spec is None:
-                continue
-            for warning in spec.warnings:
-                messages.append(
-                    Warning(
-                        f"The schema of tool {tool.name!r} may be a guess: {warning}",
-                        hint="Describe the action with drf-spectacular's @extend_schema.",
-                        obj=self.endpoint,
-                        id="mcp_endpoint.W020",
-                    )
+        specs = [tool._spec for tool in self.tools if tool._spec is not None]
+        name = self.viewset.__name__
+        guesses = [(spec.name, warning) for spec in specs for warning in spec.warnings]
+        if guesses:
+            messages.append(
+                Warning(
+                    f"The schemas of {len({n for n, _ in guesses})} tool(s) of {name} may be "
+                    "guesses: " + "; ".join(f"{n!r}: {w}" for n, w in guesses) + ".",
+                    hint="Describe those actions with drf-spectacular's @extend_schema.",
+                    obj=self.endpoint,
+                    id="mcp_endpoint.W020",
                 )
-            if spec.body_without_fields:
-                messages.append(
-                    Warning(
-                        f"Tool {tool.name!r} takes a request body, but its schema gives it no "
-                        "fields, so a model can send nothing.",
-                        hint="Describe the body with @extend_schema(request=...): an object "
-                        "serializer, or one object or a list of them (ARRAY_BODIES chooses "
-                        "the list).",
-                        obj=self.endpoint,
-                        id="mcp_endpoint.W050",
-                    )
+            )
+        empty = [spec.name for spec in specs if spec.body_without_fields]
+        if empty:
+            messages.append(
+                Warning(
+                    f"The tools {', '.join(map(repr, empty))} of {name} take a request body, "
+                    "but their schemas give it no fields, so a model can send nothing.",
+                    hint="Describe the body with @extend_schema(request=...): an object "
+                    "serializer, or one object or a list of them (ARRAY_BODIES chooses "
+                    "the list).",
+                    obj=self.endpoint,
+                    id="mcp_endpoint.W050",
                 )
+            )
+        guessed = [spec for spec in specs if spec.body_guessed]
+        if guessed:
+            messages.append(
+                Warning(
+                    f"The custom actions {', '.join(repr(s.action) for s in guessed)} of "
+                    f"{name} have no request body of their own, so their schemas take the "
+                    f"viewset's serializer as a guess: its fields are optional in the tools "
+                    f"{', '.join(repr(s.name) for s in guessed)}.",
+                    hint="Say what each action reads: @extend_schema(request=None) when it "
+                    "reads no body, @extend_schema(request=TheSerializer) (or "
+                    "@action(serializer_class=...)) when it does, whose required fields "
+                    "are then required.",
+                    obj=self.endpoint,
+                    id="mcp_endpoint.W053",
+                )
+            )
         return messages
 
     def schema_options(self) -> SchemaOptions:
@@ -601,6 +706,13 @@ def register_router(
     force unrolling the router. A nested router's viewsets (drf-nested-routers) are named
     after their parent (``list_user_snippets``), and each registration takes the routes
     its router made, so one viewset can be registered flat and nested.
+
+    A router ``include()``d under a prefix with URL kwargs of its own
+    (``(?P<tenant>[^/]+)/projects/(?P<project>[^/]+)/``) is found where the URL conf mounts
+    it: the prefix's kwargs are parents of each viewset (required arguments of its tools),
+    before the router's own lookups; tool names follow the router's own nesting only.
+    ``parents=["tenant", "project"]`` (here, or per basename) says which mount to call
+    when the router is mounted under several prefixes whose kwargs differ (E101).
     """
     per_basename = dict(per_basename or {})
     registry = list(router.registry)

@@ -41,6 +41,8 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELET
 # drf-spectacular's errors for a view whose serializer it could not get (it skips the view).
 NO_SERIALIZER = re.compile(r"unable to guess serializer|exception raised while getting serializer")
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# The methods of a custom action whose body drf-spectacular guesses from the viewset.
+BODY_GUESS_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # The argument that holds the list, when a one-or-many body is offered in its list form.
 ITEMS_ARGUMENT = "items"
 JSON = "application/json"
@@ -149,6 +151,8 @@ class ActionSpec:
     body_list: bool = False
     # The action takes a body whose schema yielded no fields (nothing to send).
     body_without_fields: bool = False
+    # The body is a custom action's guess (the viewset's serializer): no field is required.
+    body_guessed: bool = False
 
     @property
     def method(self) -> str:
@@ -250,6 +254,9 @@ def build_spec(
     body = json_content(operation.get("requestBody", {}))
     body_list = False
     body_without_fields = False
+    # A custom action on one object whose body is only the viewset's serializer, guessed:
+    # many such actions (mark_paid, archive) read no body at all, so nothing is required.
+    body_guessed = body is not None and guessed_body(view, viewset, action, detail, method)
     if body is not None:
         one, many = body_branches(portable(body, components))
         body_schema = one or {}
@@ -267,7 +274,7 @@ def build_spec(
         body_without_fields = method in WRITE_METHODS and not body_properties
         body_required = (
             []
-            if method == "PATCH"
+            if method == "PATCH" or body_guessed
             else [r for r in body_schema.get("required", []) if r in body_properties]
         )
         if body_list:
@@ -282,7 +289,7 @@ def build_spec(
             }
             if body_required:
                 properties["body"]["required"] = body_required
-            if method != "PATCH":
+            if method != "PATCH" and not body_guessed:
                 required.append("body")
         else:
             properties.update(body_properties)
@@ -356,7 +363,33 @@ def build_spec(
         lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
         body_list=body_list,
         body_without_fields=body_without_fields,
+        body_guessed=body_guessed,
     )
+
+
+def guessed_body(view: Any, viewset: type[Any], action: str, detail: bool, method: str) -> bool:
+    """Whether the body of a custom ``detail`` action that writes is only drf-spectacular's
+    guess: the viewset's ``serializer_class``, with neither ``@extend_schema(request=...)``
+    nor a ``serializer_class`` of the action's own (nor a ``get_serializer_class()`` that
+    picks another) to say what the endpoint reads.
+
+    drf-spectacular describes such an action's body with the viewset's serializer, so an
+    action that reads no body (``mark_paid``) would demand every field of the object. A
+    declared request serializer is the same object each time it is asked for; the guess is
+    a new instance from ``view.get_serializer()`` each time.
+    """
+    if action in STANDARD_ACTIONS or not detail or method not in BODY_GUESS_METHODS:
+        return False
+    try:
+        if view.get_serializer_class() is not getattr(viewset, "serializer_class", None):
+            return False
+        inspector = spectacular_schema(view)
+        first, second = inspector.get_request_serializer(), inspector.get_request_serializer()
+    except Exception:
+        # Host code (get_serializer_class, a serializer's __init__) on a request made up for
+        # the schema, which drf-spectacular tolerated: the body stays as described.
+        return False
+    return first is not second and type(first) is type(second)
 
 
 def spectacular_schema(view: Any) -> AutoSchema:
