@@ -69,18 +69,21 @@ def diagnose(exc: BaseException) -> str | None:
 
 
 def connection_lost(exc: BaseException) -> bool:
-    """Whether ``exc`` is a connection of this request lost under it, rather than a bad
-    query: the database said it is ending connections or cannot take them (SQLSTATE class
-    08, connection exception, or 57P, operator intervention: a shutdown, a restart, a
-    terminated backend), or the driver now says the connection is closed or broken
-    (psycopg's ``closed`` and ``broken``). Django closes such a connection at the end of the
-    request, so the next one opens a fresh one.
+    """Whether ``exc`` is a connection of this request lost or refused, rather than a bad
+    query. With PostgreSQL's drivers, every error the server reports carries a SQLSTATE:
+    one without (a refused or dropped connection, seen by the client library), or of class
+    08 (connection exception) or 57P (operator intervention: a shutdown, a restart, a
+    terminated backend), is the connection's. With other drivers, a connection the driver
+    now says is closed or broken (``closed``, ``broken``). Django closes such a connection
+    at the end of the request, so the next one opens a fresh one.
     """
     if not isinstance(exc, (OperationalError, InterfaceError)):
         return False
-    sqlstate = getattr(exc.__cause__, "sqlstate", None) or ""
-    if sqlstate.startswith(("08", "57P")):
-        return True
+    cause = exc.__cause__
+    for attribute in ("sqlstate", "pgcode"):  # psycopg 3, psycopg2
+        if hasattr(cause, attribute):
+            state = getattr(cause, attribute) or ""
+            return not state or state.startswith(("08", "57P"))
     for connection in connections.all(initialized_only=True):
         driver = connection.connection
         if driver is not None and (

@@ -226,3 +226,40 @@ def test_a_kept_connection_an_outage_cut_is_503_not_a_tool_error(
     status, _, body = post(server.url("/mcp"), key, 3)
     assert status == 200 and body["result"]["isError"] is False, body
     assert "Traceback" not in server.log_path.read_text(errors="replace")
+
+
+def refused_connection_error() -> BaseException:
+    """What Django raises when the database refuses a new connection: a real one, to a
+    loopback port nothing listens on."""
+    from django.db import connections
+
+    probe = connections.create_connection("default")
+    probe.settings_dict = {**probe.settings_dict, "HOST": HOST, "PORT": str(free_port())}
+    with pytest.raises(Exception) as refused:
+        probe.ensure_connection()
+    return refused.value
+
+
+@pytest.mark.django_db
+def test_a_refused_connection_is_an_outage_though_a_fresh_one_succeeds(postgres_url: str) -> None:
+    # At the end of a cut, a request's connection can be refused while the probe that
+    # follows already succeeds: the refusal is the outage's, not a bug.
+    from mcp_endpoint import outages
+
+    assert outages.databases_reachable()
+    assert outages.diagnose(refused_connection_error()) == outages.DATABASE
+
+
+@pytest.mark.django_db
+def test_an_error_the_database_reports_on_a_live_connection_is_no_outage(
+    postgres_url: str,
+) -> None:
+    from django.db import OperationalError, connection
+
+    from mcp_endpoint import outages
+
+    with pytest.raises(OperationalError) as cancelled, connection.cursor() as cursor:
+        cursor.execute("SET LOCAL statement_timeout = 1")
+        cursor.execute("SELECT pg_sleep(1)")
+    assert getattr(cancelled.value.__cause__, "sqlstate", None) == "57014"
+    assert outages.diagnose(cancelled.value) is None
