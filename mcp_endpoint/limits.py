@@ -12,14 +12,18 @@ atomic, as in Redis and Memcached, and best effort elsewhere.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from typing import TYPE_CHECKING
 
 from django.core.cache import caches
 
+from mcp_endpoint.client_logging import SERVER_ONLY
+
 if TYPE_CHECKING:
     from mcp_endpoint.interfaces import EndpointLike
 
+logger = logging.getLogger("mcp_endpoint.limits")
 _counting = threading.Lock()
 
 
@@ -54,8 +58,15 @@ class CredentialLimit:
             return True
 
     def release(self) -> None:
+        """Give one back. A cache that cannot be reached keeps the count until it ages out
+        (``timeout``): that is logged, never raised, since what released it is ending."""
         with _counting:
-            self._decrement()
+            try:
+                self._decrement()
+            except Exception:  # each cache client raises its own kind
+                logger.warning(
+                    "could not give back a %s", self.key, exc_info=True, extra=SERVER_ONLY
+                )
 
     def _decrement(self) -> None:
         with contextlib.suppress(ValueError):  # expired meanwhile

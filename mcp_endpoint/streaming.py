@@ -296,7 +296,15 @@ class Channel:
     # -- what the view reads --------------------------------------------------------------
 
     def finish(self, answer: dict[str, Any] | None) -> None:
-        event_id = self.remember(answer, final=True)
+        try:
+            event_id = self.remember(answer, final=True)
+        except Exception:  # the event store's cache is out: the answer, not resumable
+            logger.warning(
+                "could not keep the answer for a resumed stream",
+                exc_info=True,
+                extra=client_logging.SERVER_ONLY,
+            )
+            event_id = None
         self.events.put((DONE, answer, event_id))
 
     def priming(self) -> bytes:
@@ -444,9 +452,13 @@ def run_call(
         logger.exception("MCP request failed")
         answer = jsonrpc.error(message.get("id"), jsonrpc.INTERNAL_ERROR, "Internal error")
     finally:
-        close_old_connections()
-        held.release()
-        channel.finish(answer)
+        # The stream ends with the answer whatever else fails here: a cache that went away
+        # meanwhile must not leave the client on keep-alives with no answer.
+        try:
+            close_old_connections()
+            held.release()
+        finally:
+            channel.finish(answer)
 
 
 def _frame(event: Event | None) -> tuple[bytes, bool]:

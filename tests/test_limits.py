@@ -15,12 +15,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from mcp_endpoint import streaming
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
+from tests.live_server import HOST, TcpProxy, require_redis
 from tests.test_sessions import SSE, in_session, initialize
 from tests.test_streaming import parse_events
 
@@ -229,3 +231,33 @@ def test_the_pool_starts_with_the_first_streamed_call() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_streamed_call_ends_its_stream_though_the_cache_is_cut_meanwhile(
+    settings: Any, callers: Callable[[str], Caller], project: Project
+) -> None:
+    # The credential's count of streamed calls is kept in the cache; a Redis that goes away
+    # while a call waits on its client must not leave its stream open without an answer
+    # (keep-alives for ever), as it did when giving the count back raised.
+    url = urlsplit(require_redis())
+    with TcpProxy((url.hostname or HOST, url.port or 6379)) as proxy:
+        settings.CACHES = {
+            **settings.CACHES,
+            "counts": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": proxy.url(url.geturl()),
+                "KEY_PREFIX": f"limits-cut-{os.getpid()}",
+            },
+        }
+        caps(settings, CLIENT_REQUEST_TIMEOUT=2, STREAM_KEEPALIVE_SECONDS=1, CACHE="counts")
+        caller = callers("alice")
+        (task,) = tasks(project, 1)
+        response = caller.delete(task)
+        question_of(response)
+        proxy.cut()
+        events: list[dict[str, Any]] = []
+        reader = threading.Thread(target=lambda: events.extend(rest_of(response)), daemon=True)
+        reader.start()
+        reader.join(timeout=20)
+        assert not reader.is_alive(), "the stream stayed open without its answer"
+        assert events and events[-1]["id"] is not None, events
