@@ -535,11 +535,9 @@ class Endpoint:
                 # its work twice. The client is told to look first.
                 logger.warning("tool %s: its commit may or may not have gone through", tool.name)
                 return outcome_unknown(tool).to_result()
-            kind = outages.diagnose(exc)
-            if kind is not None:
-                # Not the tool's fault, and not for the model to read: the transport answers
-                # 503 with Retry-After, and the client retries the whole request.
-                raise outages.ServiceUnavailable(kind) from exc
+            # Not the tool's fault, and not for the model to read: the transport answers
+            # 503 with Retry-After, and the client retries the whole request.
+            outages.raise_if_outage(exc)
             logger.exception("tool %s failed", tool.name, extra=client_logging.SERVER_ONLY)
             return ToolError("Internal error running tool", code="internal_error").to_result()
 
@@ -587,9 +585,7 @@ class Endpoint:
             # The host's resource code, like a tool's, has a boundary of its own: its fault
             # is a JSON-RPC error with a fixed text (the traceback goes to the log), never a
             # 500 for the whole request; a database or cache outage is still a 503.
-            kind = outages.diagnose(exc)
-            if kind is not None:
-                raise outages.ServiceUnavailable(kind) from exc
+            outages.raise_if_outage(exc)
             logger.exception("resource %s failed", uri)
             raise ProtocolError(
                 jsonrpc.INTERNAL_ERROR, "Internal error reading the resource", {"uri": uri}

@@ -68,6 +68,20 @@ def diagnose(exc: BaseException) -> str | None:
     return CACHE if not caches_reachable() else None
 
 
+def raise_if_outage(exc: BaseException) -> None:
+    """Raise :class:`ServiceUnavailable` from ``exc`` when :func:`diagnose` puts it down to
+    an outage; the boundaries of host code (tools, resources) call it before they call
+    ``exc`` a bug of that code."""
+    kind = diagnose(exc)
+    if kind is not None:
+        raise ServiceUnavailable(kind) from exc
+
+
+def unavailable_message(kind: str, retry_after: int) -> str:
+    """What a 503 says, at ``/mcp`` and at the host's views alike."""
+    return f"Service Unavailable: the {kind} is unreachable; retry in {retry_after} s"
+
+
 def connection_lost(exc: BaseException) -> bool:
     """Whether ``exc`` is a connection of this request lost or refused, rather than a bad
     query. With PostgreSQL's drivers, every error the server reports carries a SQLSTATE:
@@ -156,7 +170,7 @@ def error_body(request_id: Any, exc: ServiceUnavailable, settings: MCPSettings) 
     return jsonrpc.error(
         jsonrpc.request_id_of({"id": request_id}),
         jsonrpc.INTERNAL_ERROR,
-        f"Service Unavailable: the {exc.kind} is unreachable; retry in {retry_after} s",
+        unavailable_message(exc.kind, retry_after),
         {"unavailable": exc.kind, "retry_after": retry_after},
     )
 
@@ -185,9 +199,6 @@ class ServiceUnavailableMiddleware:
             return None
         report(kind, exception, mcp_settings.OUTAGE_LOG_INTERVAL)
         retry_after: int = mcp_settings.OUTAGE_RETRY_AFTER
-        response = JsonResponse(
-            {"detail": f"Service Unavailable: the {kind} is unreachable; retry in {retry_after} s"},
-            status=503,
-        )
+        response = JsonResponse({"detail": unavailable_message(kind, retry_after)}, status=503)
         response["Retry-After"] = str(retry_after)
         return response

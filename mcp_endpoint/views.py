@@ -451,13 +451,15 @@ class MCPView(View):
             limit = subscriptions.StreamLimit(self.endpoint, principal(context))
             if not limit.acquire():
                 return too_many_streams(limit, jsonrpc.request_id_of(message))
-        answer = None
         try:
             answer = self.endpoint.handle(message, context)
-        finally:
-            if limit is not None and (answer is None or "result" not in answer):
+        except BaseException:
+            if limit is not None:
                 limit.release()
+            raise
         if answer is None or "result" not in answer:
+            if limit is not None:
+                limit.release()
             return answer_response(answer, context.era)
         access = subscriptions.StreamAccess(self.endpoint, request, context)
         stream = subscriptions.listen_stream(
