@@ -218,6 +218,7 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
             )
         )
     errors.extend(_check_rate_and_key_cache(label, values))
+    errors.extend(_check_tool_middleware(label, values))
     if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
         errors.append(
             Error(
@@ -242,6 +243,54 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E005",
             )
         )
+    return errors
+
+
+def _check_tool_middleware(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """E111: the request path of tool calls, set wrongly or per endpoint; W111: a skipped
+    middleware the product does not list."""
+    keys = [k for k in ("TOOL_MIDDLEWARE", "TOOL_MIDDLEWARE_SKIP") if k in values]
+    if label != "MCP_ENDPOINT":
+        if not keys:
+            return []
+        return [
+            Error(
+                f"{label} sets {', '.join(keys)}: the middleware a tool call runs is the "
+                "process's, not an endpoint's.",
+                hint="Set it in MCP_ENDPOINT.",
+                id="mcp_endpoint.E111",
+            )
+        ]
+    errors: list[CheckMessage] = []
+    if "TOOL_MIDDLEWARE" in values and not isinstance(values["TOOL_MIDDLEWARE"], bool):
+        errors.append(
+            Error(
+                f"{label}['TOOL_MIDDLEWARE'] must be True or False.",
+                hint="True runs the product's MIDDLEWARE for each viewset tool call.",
+                id="mcp_endpoint.E111",
+            )
+        )
+    skip = values.get("TOOL_MIDDLEWARE_SKIP", [])
+    if not isinstance(skip, list | tuple) or not all(isinstance(m, str) for m in skip):
+        errors.append(
+            Error(
+                f"{label}['TOOL_MIDDLEWARE_SKIP'] must be a list of dotted paths, as "
+                "MIDDLEWARE lists them.",
+                id="mcp_endpoint.E111",
+            )
+        )
+        return errors
+    listed = set(getattr(settings, "MIDDLEWARE", None) or [])
+    for entry in skip:
+        if entry not in listed:
+            errors.append(
+                Warning(
+                    f"{label}['TOOL_MIDDLEWARE_SKIP'] names {entry!r}, which MIDDLEWARE "
+                    "does not list: skipping it has no effect.",
+                    hint="Spell it as MIDDLEWARE does, or remove it.",
+                    id="mcp_endpoint.W111",
+                )
+            )
     return errors
 
 

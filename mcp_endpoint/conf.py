@@ -116,6 +116,13 @@ DEFAULTS: dict[str, Any] = {
     # The largest file (a PDF, an image, a CSV export) a tool returns as an embedded
     # resource; a larger one is a tool error that says so, never a cut file.
     "MAX_BINARY_RESULT_BYTES": 5 * 1024 * 1024,
+    # A viewset tool's call goes through the product's MIDDLEWARE for the action's URL, as
+    # its REST request would (False: straight to the view); process-wide (read from
+    # MCP_ENDPOINT only). TOOL_MIDDLEWARE_SKIP lists MIDDLEWARE entries a call does not run,
+    # besides those it never runs (the app's outage middleware, CORS, WhiteNoise, and the
+    # session middleware when the call shares the MCP request's session).
+    "TOOL_MIDDLEWARE": True,
+    "TOOL_MIDDLEWARE_SKIP": [],
     # tools/list shows every tool, not only those the credential's scopes allow.
     "SHOW_ALL_TOOLS": False,
     # A tool's text rendering is cut past this many bytes, with a note on how to narrow it.

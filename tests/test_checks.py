@@ -213,6 +213,37 @@ def test_e043_batch_time_budget_fine(make_endpoint: MakeEndpoint, value: Any) ->
     assert messages(check_settings, "mcp_endpoint.E043") == []
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("TOOL_MIDDLEWARE", "yes"),
+        ("TOOL_MIDDLEWARE", None),
+        ("TOOL_MIDDLEWARE_SKIP", "corsheaders.middleware.CorsMiddleware"),
+        ("TOOL_MIDDLEWARE_SKIP", [object()]),
+    ],
+)
+def test_e111_tool_middleware_malformed(settings: Any, key: str, value: Any) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, key: value}
+    [message] = [m for m in check_settings() if m.id == "mcp_endpoint.E111"]
+    assert f"MCP_ENDPOINT[{key!r}]" in message.msg and message.is_serious()
+
+
+def test_e111_tool_middleware_is_not_an_endpoints(make_endpoint: MakeEndpoint) -> None:
+    make_endpoint(TOOL_MIDDLEWARE=False)
+    message = only(check_settings, "mcp_endpoint.E111")
+    assert "TOOL_MIDDLEWARE" in message.msg and "process" in message.msg
+    assert message.hint == "Set it in MCP_ENDPOINT."
+
+
+def test_w111_a_skipped_middleware_the_product_does_not_list(settings: Any) -> None:
+    listed = "django.middleware.common.CommonMiddleware"
+    typo = "django.middleware.common.CommonMiddleWare"
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "TOOL_MIDDLEWARE_SKIP": [listed, typo]}
+    [message] = [m for m in check_settings() if m.id == "mcp_endpoint.W111"]
+    assert repr(typo) in message.msg and not message.is_serious()
+    assert not [m for m in check_settings() if m.id == "mcp_endpoint.E111"]
+
+
 def test_e003_zero_ttl_is_fine(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(TTL_MS=0, LIST_PAGE_SIZE=1)
     assert messages(check_settings, "mcp_endpoint.E003") == []

@@ -1,9 +1,13 @@
 """The multi-tenant host (:mod:`tests.hosts.tenants`): plain routers ``include()`` d under
-``api/v1/<tenant>/projects/<project>/``. The prefix's kwargs are parents of every tool
-(required arguments, found where the routers are mounted); names read right (no stutter,
-English plurals); a custom action that reads no body asks for its lookup only; the check
-warnings come once per viewset. REST and MCP agree for every tool, for members of two
-tenants, each refused the other's rows as REST refuses them."""
+``api/v1/<tenant>/projects/<project>/``, and the product's middleware that reads the tenant
+and project from the path, sets them on the request, activates their row scope and refuses
+some paths. The prefix's kwargs are parents of every tool (required arguments, found where
+the routers are mounted); names read right (no stutter, English plurals); a custom action
+that reads no body asks for its lookup only; the check warnings come once per viewset.
+REST and MCP agree for every tool and credential kind, for members of two tenants, each
+refused the other's rows as REST refuses them, and for the paths the middleware refuses.
+Tool calls pass through that middleware (the views fail without it); schemas are built
+with the host's ``schema_request``, without which its tools are left out (W022)."""
 
 from __future__ import annotations
 
@@ -26,7 +30,9 @@ from mcp_endpoint.rest_framework.naming import without_stutter
 from mcp_endpoint.tools import TOOL_NAME
 from tests.conftest import MCPClient
 from tests.hosts.parity import CREDENTIAL_KINDS, api_key, check_parity
+from tests.hosts.tenants.middleware import ARCHIVED_PROJECT, GATED_PROJECT, MIDDLEWARE
 from tests.hosts.tenants.models import Medium, Order, OrderPayment, Property, Tenant
+from tests.hosts.tenants.scoping import scopes_disabled
 from tests.hosts.tenants.views import (
     MediumViewSet,
     OrderPaymentViewSet,
@@ -42,6 +48,13 @@ MISSING = 999_999
 PATH_ARGUMENTS = {"id", "tenant", "project"}
 
 
+@pytest.fixture(autouse=True)
+def middleware(settings: Any) -> Any:
+    """The product's API middleware, after Django's own."""
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, *MIDDLEWARE]
+    return settings
+
+
 @pytest.fixture
 def users() -> dict[str, Any]:
     """olive belongs to acme, sam to globex; each tenant has a project ``web`` of rows."""
@@ -55,16 +68,24 @@ def users() -> dict[str, Any]:
 
 @pytest.fixture
 def ids(users: dict[str, Any]) -> dict[str, dict[str, int]]:
+    with scopes_disabled():
+        return make_rows()
+
+
+def make_rows() -> dict[str, dict[str, int]]:
     found: dict[str, dict[str, int]] = {}
     for tenant in Tenant.objects.order_by("slug"):
         order = Order.objects.create(tenant=tenant, project="web", reference="A-1", total="12.50")
-        Order.objects.create(tenant=tenant, project="web", reference="A-2", total="3.00", paid=True)
+        paid = Order.objects.create(
+            tenant=tenant, project="web", reference="A-2", total="3.00", paid=True
+        )
         Order.objects.create(tenant=tenant, project="app", reference="B-1", total="9.00")
         payment = OrderPayment.objects.create(order=order, amount="2.50")
         prop = Property.objects.create(tenant=tenant, project="web", name="colour")
         medium = Medium.objects.create(tenant=tenant, project="web", title="poster")
         found[tenant.slug] = {
             "order": order.pk,
+            "paid": paid.pk,
             "payment": payment.pk,
             "property": prop.pk,
             "medium": medium.pk,
@@ -73,6 +94,11 @@ def ids(users: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def snapshot() -> list[Any]:
+    with scopes_disabled():
+        return rows()
+
+
+def rows() -> list[Any]:
     return [
         list(Order.objects.order_by("pk").values_list("pk", "tenant", "project", "paid", "total")),
         list(OrderPayment.objects.order_by("pk").values_list("pk", "order", "amount")),
@@ -105,6 +131,8 @@ OPERATIONS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("mark_paid_order", "POST", "orders/{id}/mark_paid/", {"id": "{own:order}"}),
     ("mark_paid_order", "POST", "orders/{id}/mark_paid/", {"id": "{other:order}"}),
     ("mark_paid_order", "POST", "orders/{id}/mark_paid/", {"id": MISSING}),
+    # The view raises the product's own error; its middleware answers it (409).
+    ("mark_paid_order", "POST", "orders/{id}/mark_paid/", {"id": "{own:paid}"}),
     ("unpaid_orders", "GET", "orders/unpaid/", {}),
     ("largest_orders", "GET", "orders/largest/", {}),
     ("list_order_payments", "GET", "order-payments/", {}),
@@ -156,19 +184,39 @@ def fill(value: Any, ids: dict[str, dict[str, int]], own: str) -> Any:
     return value
 
 
+def check_place(
+    client: Client,
+    credential: Any,
+    operation: tuple[str, str, str, dict[str, Any]],
+    ids: dict[str, dict[str, int]],
+    member: str,
+    tenant: str,
+    project: str,
+) -> tuple[Any, dict[str, Any]]:
+    tool, method, url, arguments = operation
+    filled = {k: fill(v, ids, member) for k, v in arguments.items()}
+    filled.update(tenant=tenant, project=project)
+    return check_parity(
+        client,
+        credential,
+        tool=tool,
+        method=method,
+        url=(BASE + url).format(**filled),
+        arguments=filled,
+        rest_arguments={k: v for k, v in filled.items() if k not in PATH_ARGUMENTS},
+        snapshot=snapshot,
+    )
+
+
+OPERATION_IDS = [f"{o[0]}-{i}" for i, o in enumerate(OPERATIONS)]
+
+
 @pytest.mark.parametrize("kind", ["key_read_write", "oauth_read"])
 @pytest.mark.parametrize("place", sorted(PLACES))
 @pytest.mark.parametrize("member", ["acme", "globex"])
-@pytest.mark.parametrize(
-    ("tool", "method", "url", "arguments"),
-    OPERATIONS,
-    ids=[f"{o[0]}-{i}" for i, o in enumerate(OPERATIONS)],
-)
+@pytest.mark.parametrize("operation", OPERATIONS, ids=OPERATION_IDS)
 def test_rest_and_mcp_agree(
-    tool: str,
-    method: str,
-    url: str,
-    arguments: dict[str, Any],
+    operation: tuple[str, str, str, dict[str, Any]],
     member: str,
     place: str,
     kind: str,
@@ -179,24 +227,92 @@ def test_rest_and_mcp_agree(
     whose, project = PLACES[place]
     tenant = member if whose == "own" else next(t for t in ids if t != member)
     credential = CREDENTIAL_KINDS[kind](users[member])
-    filled = {k: fill(v, ids, member) for k, v in arguments.items()}
-    filled.update(tenant=tenant, project=project)
-    rest, answer = check_parity(
-        client,
-        credential,
-        tool=tool,
-        method=method,
-        url=(BASE + url).format(**filled),
-        arguments=filled,
-        rest_arguments={k: v for k, v in filled.items() if k not in PATH_ARGUMENTS},
-        snapshot=snapshot,
-    )
+    rest, answer = check_place(client, credential, operation, ids, member, tenant, project)
     if whose == "other":
         # Another tenant's rows are not found, nor listed, nor written, through either.
-        if method == "GET" and rest.status_code == 200:
+        if operation[1] == "GET" and rest.status_code == 200:
             assert answer["structuredContent"]["results"] == []
         else:
             assert rest.status_code in (400, 403, 404), rest.content
+
+
+@pytest.mark.parametrize("kind", sorted(CREDENTIAL_KINDS))
+@pytest.mark.parametrize("operation", OPERATIONS, ids=OPERATION_IDS)
+def test_every_credential_kind_agrees(
+    operation: tuple[str, str, str, dict[str, Any]],
+    kind: str,
+    client: Client,
+    users: dict[str, Any],
+    ids: dict[str, dict[str, int]],
+) -> None:
+    """Each kind the app issues, read-only ones included, in the caller's own project."""
+    credential = CREDENTIAL_KINDS[kind](users["acme"])
+    check_place(client, credential, operation, ids, "acme", "acme", "web")
+
+
+# Paths the product's middleware answers before (or instead of) the view.
+REFUSED = {
+    "unknown tenant": ("nobody", "web", 404),
+    "archived project": ("acme", ARCHIVED_PROJECT, 403),
+    "gated project": ("acme", GATED_PROJECT, 302),
+}
+
+
+@pytest.mark.parametrize("refused", sorted(REFUSED))
+@pytest.mark.parametrize("operation", OPERATIONS, ids=OPERATION_IDS)
+def test_paths_the_middleware_refuses_are_refused_alike(
+    operation: tuple[str, str, str, dict[str, Any]],
+    refused: str,
+    client: Client,
+    users: dict[str, Any],
+    ids: dict[str, dict[str, int]],
+) -> None:
+    tenant, project, status = REFUSED[refused]
+    credential = CREDENTIAL_KINDS["key_read_write"](users["acme"])
+    rest, answer = check_place(client, credential, operation, ids, "acme", tenant, project)
+    assert rest.status_code == status
+    error = answer["structuredContent"]["error"]
+    if status == 302:
+        assert "redirect" in error["message"] and error["status"] == 302
+    if status == 403:
+        assert error["message"] == "This project is archived."
+
+
+def test_the_products_exception_middleware_answers_through_mcp(
+    client: Client, users: dict[str, Any], ids: dict[str, dict[str, int]]
+) -> None:
+    rpc = MCPClient(client, "/mcp", api_key(users["acme"], "read write").bearer)
+    there = {"tenant": "acme", "project": "web", "id": ids["acme"]["paid"]}
+    error = rpc.call("mark_paid_order", there)["structuredContent"]["error"]
+    assert error == {"code": "conflict", "message": "Order A-2 is paid already."}
+
+
+def test_without_the_request_path_the_views_fail(
+    client: Client, settings: Any, users: dict[str, Any], ids: dict[str, dict[str, int]]
+) -> None:
+    """What tool calls did before they took the product's middleware: the views find no
+    tenant on the request and no row scope (REST answers the same call 200)."""
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "TOOL_MIDDLEWARE": False}
+    key = api_key(users["acme"], "read")
+    assert (
+        client.get(
+            BASE.format(tenant="acme", project="web") + "orders/", headers=key.headers()
+        ).status_code
+        == 200
+    )
+    rpc = MCPClient(client, "/mcp", key.bearer)
+    error = rpc.call("list_orders", {"tenant": "acme", "project": "web"})["structuredContent"]
+    assert error["error"]["code"] == "internal_error"
+
+
+def test_a_skipped_middleware_does_not_run_for_tool_calls(
+    client: Client, settings: Any, users: dict[str, Any], ids: dict[str, dict[str, int]]
+) -> None:
+    gate = "tests.hosts.tenants.middleware.ProjectGateMiddleware"
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "TOOL_MIDDLEWARE_SKIP": [gate]}
+    rpc = MCPClient(client, "/mcp", api_key(users["acme"], "read").bearer)
+    listed = rpc.call("list_orders", {"tenant": "acme", "project": GATED_PROJECT})
+    assert listed["isError"] is False and listed["structuredContent"]["results"] == []
 
 
 def test_every_tool_is_covered() -> None:
@@ -349,7 +465,8 @@ def test_an_action_that_reads_no_body_needs_only_its_lookup(
     )
     assert result["isError"] is False, result
     assert result["structuredContent"]["paid"] is True
-    assert Order.objects.get(pk=ids["acme"]["order"]).paid is True
+    with scopes_disabled():
+        assert Order.objects.get(pk=ids["acme"]["order"]).paid is True
 
 
 class PaymentSerializer(serializers.Serializer):
@@ -415,3 +532,55 @@ def test_warnings_come_once_per_viewset_and_say_what_to_do_once() -> None:
     [guessed] = [m for m in messages if m.id == "mcp_endpoint.W053"]
     assert "'mark_paid'" in guessed.msg and "'mark_paid_order'" in guessed.msg
     assert "@extend_schema(request=None)" in (guessed.hint or "")
+
+
+# -- schemas built with the request the views expect ----------------------------------------------
+
+
+def test_without_schema_request_the_tools_are_left_out() -> None:
+    """The views read the tenant the middleware sets, which the schema generator's request
+    lacks: without the hook, each tool's schema fails (W022) and the tool is not listed."""
+    from tests.hosts.tenants.urls import orders
+
+    endpoint = scratch("no-schema-request")
+    endpoint.register_router(orders)
+    left_out = [m for m in endpoint.check() if m.id == "mcp_endpoint.W022"]
+    assert len(left_out) == len(endpoint.tools) and left_out
+    assert all("tenant" in m.msg for m in left_out), [m.msg for m in left_out]
+    assert all(t.spec is None for t in endpoint.tools)
+
+
+def test_schema_request_gives_the_views_what_they_read(
+    client: Client, users: dict[str, Any], ids: dict[str, dict[str, int]]
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    from tests.hosts.tenants.urls import endpoint
+
+    assert not [m for m in endpoint.check() if m.id == "mcp_endpoint.W022"]
+    rpc = MCPClient(client, "/mcp", api_key(users["acme"], "read").bearer)
+    tools = {t["name"]: t for t in rpc.result("tools/list")["tools"]}
+    assert set(tools) == {o[0] for o in OPERATIONS if o[1] == "GET"}
+    get_order = tools["get_order"]
+    assert set(get_order["outputSchema"]["properties"]) == {"id", "reference", "total", "paid"}
+    assert set(get_order["inputSchema"]["required"]) == {"tenant", "project", "id"}
+    there = {"tenant": "acme", "project": "web"}
+    for name, arguments in [
+        ("get_order", {**there, "id": ids["acme"]["order"]}),
+        ("list_orders", there),
+        ("list_order_payments", there),
+        ("get_medium", {**there, "id": ids["acme"]["medium"]}),
+    ]:
+        result = rpc.call(name, arguments)
+        assert result["isError"] is False, result
+        errors = Draft202012Validator(tools[name]["outputSchema"]).iter_errors(
+            result["structuredContent"]
+        )
+        assert not list(errors), name
+
+
+def test_schema_request_must_be_callable() -> None:
+    from tests.hosts.tenants.urls import orders
+
+    with pytest.raises(ImproperlyConfigured, match="schema_request for OrderViewSet must be a"):
+        scratch("bad-schema-request").register_router(orders, schema_request="as_a_tenant")

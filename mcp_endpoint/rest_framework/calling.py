@@ -14,6 +14,13 @@ documented hooks, so that one MCP request costs what one REST request costs:
 
 What the view needs to know of the call travels as an init argument of the view
 (:class:`Caller`), the way ``as_view(**initkwargs)`` hands attributes to a Django view.
+
+The inner request takes the product's whole request path for its URL
+(:class:`ToolRequestHandler`): the product's ``MIDDLEWARE`` (less the few that have no
+meaning for a request made inside another, :data:`ALWAYS_SKIPPED`), URL resolution as
+Django does it (``request.urlconf`` set by a middleware included), ``process_view``,
+``process_exception``, template-response and response middleware. Only the resolved
+view is swapped: the tool's subclass answers, with the kwargs the resolution gave.
 """
 
 from __future__ import annotations
@@ -38,8 +45,10 @@ from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
+from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.rest_framework.credentials import stands_for
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
+from mcp_endpoint.rest_framework.handler import ToolView, handler_for, tool_middleware
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
@@ -50,6 +59,17 @@ if TYPE_CHECKING:
     from mcp_endpoint.rest_framework.spec import ActionSpec
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# What the inner request does not take from the MCP request: the MCP headers, the body's
+# description, and what would make the product's middleware compress the answer or answer
+# 304 Not Modified (GZipMiddleware, ConditionalGetMiddleware), which the tool reads itself.
+LEFT_OUT_OF_INNER_REQUESTS = (
+    "HTTP_MCP_",
+    "wsgi.",
+    "CONTENT_",
+    "HTTP_ACCEPT_ENCODING",
+    "HTTP_IF_",
+    "HTTP_RANGE",
+)
 
 
 @dataclass(frozen=True)
@@ -167,15 +187,6 @@ def call_view(
     # A text-only action (an HTML page) is asked for its text; every other for JSON.
     accept = spec.accept if spec.media_type == JSON else spec.media_type
     request = inner_request(http_request, method, path, query, body, accept=accept)
-    # What URL resolution gives a REST request: NamespaceVersioning reads the namespace from
-    # it, and reverse() inside the view then stays in the route's namespace.
-    view_kwargs: dict[str, Any] = kwargs
-    with contextlib.suppress(Resolver404):
-        request.resolver_match = resolve(path)
-        if request.resolver_match.func is route.callback:
-            # The kwargs as the route's converters make them (an int for <int:user_pk>),
-            # which the view compares and looks up exactly as it does for REST.
-            view_kwargs = {**kwargs, **request.resolver_match.kwargs}
     actions = getattr(route.callback, "actions", None)
     initkwargs = {**route.callback.initkwargs, "caller": caller}
     view: Callable[..., HttpResponseBase] = (
@@ -184,14 +195,51 @@ def call_view(
         else view_class.as_view(**initkwargs)
     )
     try:
-        response = view(request, **view_kwargs)
+        if mcp_settings.TOOL_MIDDLEWARE:
+            middleware = tool_middleware(
+                mcp_settings.TOOL_MIDDLEWARE_SKIP, shares_session=hasattr(request, "session")
+            )
+            handler = handler_for(middleware)
+            response = handler.answer(request, ToolView(view, route.callback, path))
+        else:
+            response = dispatch(view, request, path, route.callback, kwargs)
     except IntegrityError as exc:
         raise ToolError(
             "The change conflicts with existing data",
             code="conflict",
             detail=str(exc).splitlines()[0][:200],
         ) from exc
+    if 300 <= response.status_code < 400:
+        # A middleware (or the view) sends the REST client elsewhere, a sign-in page most
+        # often: the action did not run, and a tool result cannot follow the redirect.
+        raise ToolError(
+            f"The product answers this action's URL with a redirect (HTTP "
+            f"{response.status_code}) instead of running it",
+            code="permission_denied",
+            status=response.status_code,
+            location=response.get("Location", ""),
+        )
     return response, kwargs
+
+
+def dispatch(
+    view: Callable[..., HttpResponseBase],
+    request: HttpRequest,
+    path: str,
+    callback: Any,
+    kwargs: dict[str, str],
+) -> HttpResponseBase:
+    """The view called directly, without the product's middleware (``TOOL_MIDDLEWARE``
+    off), with what URL resolution gives a REST request: NamespaceVersioning reads the
+    namespace from it, and reverse() inside the view then stays in the route's namespace."""
+    view_kwargs: dict[str, Any] = kwargs
+    with contextlib.suppress(Resolver404):
+        request.resolver_match = resolve(path)
+        if request.resolver_match.func is callback:
+            # The kwargs as the route's converters make them (an int for <int:user_pk>),
+            # which the view compares and looks up exactly as it does for REST.
+            view_kwargs = {**kwargs, **request.resolver_match.kwargs}
+    return view(request, **view_kwargs)
 
 
 def inner_request(
@@ -213,7 +261,7 @@ def inner_request(
     environ = {
         k: v
         for k, v in request.META.items()
-        if isinstance(k, str) and not k.startswith(("HTTP_MCP_", "wsgi.", "CONTENT_"))
+        if isinstance(k, str) and not k.startswith(LEFT_OUT_OF_INNER_REQUESTS)
     }
     environ.update(
         {

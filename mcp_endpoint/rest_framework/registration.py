@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from rest_framework.routers import BaseRouter
 
     from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.rest_framework.spec import SchemaRequest
 
 logger = logging.getLogger("mcp_endpoint.rest_framework")
 _build_lock = threading.RLock()
@@ -79,9 +80,16 @@ class ViewSetRegistration:
         parents: Sequence[str] | None = None,
         name_prefix: str | None = None,
         router: BaseRouter | None = None,
+        schema_request: SchemaRequest | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.version = version
+        if schema_request is not None and not callable(schema_request):
+            raise ImproperlyConfigured(
+                f"schema_request for {viewset.__name__} must be a callable that takes the "
+                f"request the schema is built with; got {schema_request!r}."
+            )
+        self.schema_request = schema_request
         self.viewset = viewset
         self.basename = basename or default_basename(viewset)
         # A router's viewset is found by the views the router made for it; otherwise by
@@ -477,6 +485,7 @@ class ViewSetRegistration:
                     generator=generator,
                     schema_options=options,
                     scopes_by_method=self.endpoint.settings.SCOPES_BY_METHOD,
+                    schema_request=self.schema_request,
                 )
             except (DatabaseNeeded, DatabaseError):
                 raise
@@ -671,7 +680,11 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
     its views are described and called with, over the endpoint's ``API_VERSION``),
     ``parents`` (the URL kwargs of a nested route's parents, ``["user_pk"]``: the routes
     under them, and names after the last parent, ``list_user_snippets``), ``name_prefix``
-    (the word before the nouns in the tool names, over the parent's noun; ``""`` for none).
+    (the word before the nouns in the tool names, over the parent's noun; ``""`` for none),
+    ``schema_request`` (a callable given the request each schema is built with, before the
+    view reads it: it sets what the product's middleware sets on a real request, such as
+    ``request.tenant``, and may return a context manager that the build runs inside, such
+    as an active row scope; see docs/rest_framework.md).
     """
     if not (isinstance(viewset, type) and issubclass(viewset, ViewSetMixin)):
         name = getattr(viewset, "__name__", repr(viewset))

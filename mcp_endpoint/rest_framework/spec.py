@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -159,7 +160,30 @@ class ActionSpec:
         return self.route.method
 
 
-def build_spec(
+# What a registration's ``schema_request`` is: given the request a schema is built with
+# (the Django request, as a middleware would see it), it sets what the product's middleware
+# sets, and may return a context manager the build runs inside (a row scope, say).
+SchemaRequest = Callable[[Any], AbstractContextManager[Any] | None]
+
+
+def build_spec(*, schema_request: SchemaRequest | None = None, **facts: Any) -> ActionSpec:
+    """The spec of one routed action (:func:`describe`'s), its view given the request a
+    real call would carry as far as ``schema_request`` says (see :data:`SchemaRequest`)."""
+    with ExitStack() as stack:
+        return describe(**facts, prepare=lambda request: prepared(request, schema_request, stack))
+
+
+def prepared(request: Any, schema_request: SchemaRequest | None, stack: ExitStack) -> None:
+    if schema_request is None:
+        return
+    # DRF's Request reads attributes it lacks from the Django request, as a view reads
+    # what a middleware set there.
+    entered = schema_request(getattr(request, "_request", request))
+    if entered is not None:
+        stack.enter_context(entered)
+
+
+def describe(
     *,
     viewset: type[Any],
     name: str,
@@ -172,13 +196,17 @@ def build_spec(
     generator: SchemaGenerator,
     scopes_by_method: Mapping[str, Any] | None = None,
     schema_options: SchemaOptions | None = None,
+    prepare: Callable[[Any], None] | None = None,
 ) -> ActionSpec:
-    """The spec of one routed action; raises :class:`SchemaError` when there is no schema."""
+    """The spec of one routed action; raises :class:`SchemaError` when there is no schema.
+    ``prepare`` is given the view's request before the view reads it."""
     choices = schema_options or SchemaOptions()
     method = route.method
     view = generator.create_view(route.callback, method)
     path = generator.coerce_path(route.path, method, view)
     view.request = spectacular_settings.GET_MOCK_REQUEST(method, path, view, None)
+    if prepare is not None:
+        prepare(view.request)
     path, accept = apply_version(view, method, path, choices.version)
     traces = len(GENERATOR_STATS._traces)
     try:

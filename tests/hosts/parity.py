@@ -191,6 +191,12 @@ def check_parity(
             assert not set(error["required_scopes"]) <= credential.scopes
     elif status == 404:
         assert error["code"] == "not_found"
+    elif status == 409:
+        assert error["code"] == "conflict", error
+    elif 300 <= status < 400:
+        # Sent elsewhere (a sign-in page) instead of answered: the action did not run.
+        assert error["code"] == "permission_denied", error
+        assert error["location"] == rest["Location"]
     else:
         raise AssertionError(f"no MCP outcome is mapped for REST {status}")
     return rest, answer

@@ -3,6 +3,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from tests.hosts.tenants.scoping import ScopedManager
+
+
+class AlreadyPaid(Exception):
+    """The product's own error: an order is paid once (its middleware answers it 409)."""
+
 
 class Tenant(models.Model):
     slug = models.SlugField(unique=True)
@@ -22,6 +28,8 @@ class Order(models.Model):
     total = models.DecimalField(max_digits=10, decimal_places=2)
     paid = models.BooleanField(default=False)
 
+    objects = ScopedManager(tenant="tenant", project="project")
+
     class Meta:
         app_label = "tenants"
         ordering = ["id"]
@@ -33,6 +41,8 @@ class Order(models.Model):
 class OrderPayment(models.Model):
     order = models.ForeignKey(Order, related_name="payments", on_delete=models.CASCADE)
     amount = models.DecimalField(max_digits=10, decimal_places=2)
+
+    objects = ScopedManager(tenant="order__tenant", project="order__project")
 
     class Meta:
         app_label = "tenants"
@@ -48,6 +58,8 @@ class Property(models.Model):
     project = models.SlugField()
     name = models.CharField(max_length=40)
 
+    objects = ScopedManager(tenant="tenant", project="project")
+
     class Meta:
         app_label = "tenants"
         ordering = ["id"]
@@ -60,6 +72,8 @@ class Medium(models.Model):
     tenant = models.ForeignKey(Tenant, related_name="media", on_delete=models.CASCADE)
     project = models.SlugField()
     title = models.CharField(max_length=40)
+
+    objects = ScopedManager(tenant="tenant", project="project")
 
     class Meta:
         app_label = "tenants"

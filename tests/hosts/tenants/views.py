@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import action
@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from mcp_endpoint.authentication import APIKeyAuthentication, OAuth2TokenAuthentication
-from tests.hosts.tenants.models import Medium, Order, OrderPayment, Property, Tenant
+from tests.hosts.tenants.models import AlreadyPaid, Medium, Order, OrderPayment, Property
 
 
 class OrderSerializer(serializers.ModelSerializer):
@@ -58,23 +58,33 @@ class TenantViewSet(viewsets.ModelViewSet):
     throttle_classes: list[Any] = []
 
     def scoped(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """The rows the middleware's scope lets through (the tenant and project of the
+        path), of a tenant the caller belongs to."""
         if getattr(self, "swagger_fake_view", False):
             return queryset.none()
-        return queryset.filter(
-            tenant__slug=self.kwargs["tenant"],
-            tenant__members=self.request.user,
-            project=self.kwargs["project"],
-        )
+        if not self.request.tenant.members.filter(pk=self.request.user.pk).exists():
+            return queryset.none()
+        return queryset
+
+    # Serializers a tenant has of its own (its custom fields), by tenant slug.
+    tenant_serializers: dict[str, type[serializers.BaseSerializer[Any]]] = {}
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
+        # Chosen by the tenant the middleware sets: a request without it cannot be served.
+        chosen = self.tenant_serializers.get(self.request.tenant.slug)
+        return chosen or super().get_serializer_class()
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        # What the product's serializers read of the tenant, set by its middleware.
+        return {**super().get_serializer_context(), "tenant": self.request.tenant}
 
     def perform_create(self, serializer: Any) -> None:
-        tenant = Tenant.objects.filter(
-            slug=self.kwargs["tenant"], members=self.request.user
-        ).first()
-        if tenant is None:
+        tenant = self.request.tenant
+        if not tenant.members.filter(pk=self.request.user.pk).exists():
             from rest_framework.exceptions import NotFound
 
             raise NotFound("No such tenant.")
-        serializer.save(tenant=tenant, project=self.kwargs["project"])
+        serializer.save(tenant=tenant, project=self.request.project)
 
 
 class OrderViewSet(TenantViewSet):
@@ -89,6 +99,8 @@ class OrderViewSet(TenantViewSet):
     def mark_paid(self, request: Request, tenant: str, project: str, pk: str) -> Response:
         """Mark the order paid; the request's body is not read."""
         order = self.get_object()
+        if order.paid:
+            raise AlreadyPaid(f"Order {order.reference} is paid already.")
         order.paid = True
         order.save(update_fields=["paid"])
         return Response(self.get_serializer(order).data)
@@ -114,12 +126,11 @@ class OrderPaymentViewSet(TenantViewSet):
     def get_queryset(self) -> QuerySet[OrderPayment]:
         if getattr(self, "swagger_fake_view", False):
             return OrderPayment.objects.none()
-        orders: QuerySet[Model] = self.scoped(Order.objects.all())
-        return OrderPayment.objects.filter(order__in=orders)
+        return self.scoped(OrderPayment.objects.all())
 
     def perform_create(self, serializer: Any) -> None:
-        order = serializer.validated_data["order"]
-        if not self.scoped(Order.objects.filter(pk=order.pk)).exists():
+        # The serializer's order field looked the order up among the scope's rows.
+        if not self.request.tenant.members.filter(pk=self.request.user.pk).exists():
             raise serializers.ValidationError({"order": ["No such order."]})
         serializer.save()
 
