@@ -60,9 +60,11 @@ def api_key(user: Any, scopes: str) -> Credential:
     return Credential(raw, frozenset(scopes.split()))
 
 
-def oauth_token(user: Any, scope: str, mcp_paths: tuple[str, ...] = ("/mcp",)) -> Credential:
+def oauth_token(
+    user: Any, scope: str, mcp_paths: tuple[str, ...] = ("/mcp",), host: str = "testserver"
+) -> Credential:
     """An access token bound (RFC 8707) to the resources compared: the host's REST API at
-    the root of the site, and its MCP endpoints (``mcp_paths``)."""
+    the root of the site ``host``, and its MCP endpoints (``mcp_paths``)."""
     application = Application.objects.create(
         name="host parity",
         user=user,
@@ -77,20 +79,21 @@ def oauth_token(user: Any, scope: str, mcp_paths: tuple[str, ...] = ("/mcp",)) -
         token=raw,
         scope=scope,
         expires=timezone.now() + datetime.timedelta(hours=1),
-        resource=["http://testserver/", *(f"http://testserver{p}" for p in mcp_paths)],
+        resource=[f"http://{host}/", *(f"http://{host}{p}" for p in mcp_paths)],
     )
     return Credential(raw, frozenset(scope.split()))
 
 
 def credential_kinds(
-    mcp_paths: tuple[str, ...] = ("/mcp",),
+    mcp_paths: tuple[str, ...] = ("/mcp",), host: str = "testserver"
 ) -> dict[str, Callable[[Any], Credential]]:
-    """The credential kinds every host is checked with, OAuth tokens bound to ``mcp_paths``."""
+    """The credential kinds every host is checked with, OAuth tokens bound to ``mcp_paths``
+    on ``host``."""
     return {
         "key_read": lambda user: api_key(user, "read"),
         "key_read_write": lambda user: api_key(user, "read write"),
-        "oauth_read_write": lambda user: oauth_token(user, "read write", mcp_paths),
-        "oauth_read": lambda user: oauth_token(user, "read", mcp_paths),
+        "oauth_read_write": lambda user: oauth_token(user, "read write", mcp_paths, host),
+        "oauth_read": lambda user: oauth_token(user, "read", mcp_paths, host),
     }
 
 
