@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from asgiref.sync import markcoroutinefunction
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
@@ -30,9 +31,11 @@ from mcp_endpoint.rest_framework.naming import without_stutter
 from mcp_endpoint.tools import TOOL_NAME
 from tests.conftest import MCPClient
 from tests.hosts.parity import CREDENTIAL_KINDS, api_key, check_parity
-from tests.hosts.tenants.middleware import ARCHIVED_PROJECT, GATED_PROJECT, MIDDLEWARE
+from tests.hosts.tenants import API_MIDDLEWARE
+from tests.hosts.tenants.middleware import ARCHIVED_PROJECT, GATED_PROJECT
 from tests.hosts.tenants.models import Medium, Order, OrderPayment, Property, Tenant
 from tests.hosts.tenants.scoping import scopes_disabled
+from tests.hosts.tenants.urls import as_a_tenant
 from tests.hosts.tenants.views import (
     MediumViewSet,
     OrderPaymentViewSet,
@@ -51,7 +54,7 @@ PATH_ARGUMENTS = {"id", "tenant", "project"}
 @pytest.fixture(autouse=True)
 def middleware(settings: Any) -> Any:
     """The product's API middleware, after Django's own."""
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, *MIDDLEWARE]
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, *API_MIDDLEWARE]
     return settings
 
 
@@ -498,7 +501,9 @@ urlpatterns.append(re_path(r"^t/(?P<tenant>[^/]+)/p/(?P<project>[^/]+)/", includ
 @pytest.mark.urls(__name__)
 def test_a_declared_body_keeps_its_required_fields() -> None:
     endpoint = scratch("declared")
-    endpoint.register_router(DECLARED, include=["pay", "duplicate", "archive", "mark_paid"])
+    endpoint.register_router(
+        DECLARED, include=["pay", "duplicate", "archive", "mark_paid"], schema_request=as_a_tenant
+    )
     assert not [m for m in endpoint.check() if m.is_serious()]
     schemas = {t.name: t.spec.input_schema for t in endpoint.tools if t.spec is not None}
     assert set(schemas["pay_order"]["required"]) == {"tenant", "project", "id", "amount"}
@@ -584,3 +589,54 @@ def test_schema_request_must_be_callable() -> None:
 
     with pytest.raises(ImproperlyConfigured, match="schema_request for OrderViewSet must be a"):
         scratch("bad-schema-request").register_router(orders, schema_request="as_a_tenant")
+
+
+# -- middleware of every kind ---------------------------------------------------------------------
+
+SEEN: list[str] = []
+
+
+class AsyncOnlyAuditMiddleware:
+    """A product middleware that runs under ASGI only (async-only): a tool call, which runs
+    synchronously, adapts it as Django's handler does."""
+
+    sync_capable = False
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: Any) -> Any:
+        response = await self.get_response(request)
+        if request.path.startswith("/api/"):
+            SEEN.append(f"{request.method} {request.path} {response.status_code}")
+        return response
+
+
+class UnusedMiddleware:
+    def __init__(self, get_response: Any) -> None:
+        from django.core.exceptions import MiddlewareNotUsed
+
+        raise MiddlewareNotUsed
+
+
+def test_async_only_and_unused_middleware_run_as_django_runs_them(
+    client: Client, settings: Any, users: dict[str, Any], ids: dict[str, dict[str, int]]
+) -> None:
+    settings.MIDDLEWARE = [
+        f"{__name__}.UnusedMiddleware",
+        f"{__name__}.AsyncOnlyAuditMiddleware",
+        *settings.MIDDLEWARE,
+    ]
+    SEEN.clear()
+    rpc = MCPClient(client, "/mcp", api_key(users["acme"], "read").bearer)
+    result = rpc.call("list_orders", {"tenant": "acme", "project": "web"})
+    assert result["isError"] is False, result
+    refused = rpc.call("list_orders", {"tenant": "acme", "project": ARCHIVED_PROJECT})
+    assert refused["structuredContent"]["error"]["code"] == "permission_denied"
+    # Once per call, with the answer each call got; the MCP request itself is not an API path.
+    assert [
+        "GET /api/v1/acme/projects/web/orders/ 200",
+        f"GET /api/v1/acme/projects/{ARCHIVED_PROJECT}/orders/ 403",
+    ] == SEEN

@@ -98,11 +98,13 @@ def same_view(resolved: Any, callback: Any) -> bool:
     )
 
 
-def answering_4xx(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:
-    """``get_response`` with the exceptions Django answers with a 4xx turned into that
-    answer; every other exception goes on up (see the module's docstring)."""
-
-    if iscoroutinefunction(get_response):
+def answering_4xx(
+    get_response: Callable[[HttpRequest], Any], *, is_async: bool = False
+) -> Callable[[HttpRequest], Any]:
+    """``get_response`` (a coroutine function when ``is_async``) with the exceptions Django
+    answers with a 4xx turned into that answer; every other exception goes on up (see the
+    module's docstring)."""
+    if is_async or iscoroutinefunction(get_response):
 
         @wraps(get_response)
         async def inner_async(request: HttpRequest) -> Any:
@@ -174,7 +176,7 @@ class ToolRequestHandler(BaseHandler):
                 self._exception_middleware.append(
                     self.adapt_method_mode(False, instance.process_exception)
                 )
-            handler = answering_4xx(instance)
+            handler = answering_4xx(instance, is_async=is_async_middleware)
             handler_is_async = is_async_middleware
         self._middleware_chain = self.adapt_method_mode(False, handler, handler_is_async)
 

@@ -66,9 +66,3 @@ class ProjectGateMiddleware:
         if isinstance(exception, AlreadyPaid):
             return JsonResponse({"detail": str(exception)}, status=409)
         return None
-
-
-MIDDLEWARE = [
-    "tests.hosts.tenants.middleware.TenantMiddleware",
-    "tests.hosts.tenants.middleware.ProjectGateMiddleware",
-]
