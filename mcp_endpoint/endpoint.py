@@ -45,7 +45,7 @@ from mcp_endpoint.protocol.content import Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.server import RequestContext, Server
-from mcp_endpoint.protocol.tasks import FORBIDDEN, TaskEngine
+from mcp_endpoint.protocol.tasks import FORBIDDEN, REQUIRED, TaskEngine
 from mcp_endpoint.protocol.tool_error import OUTCOME_UNKNOWN
 from mcp_endpoint.resources import (
     VARIABLE,
@@ -418,6 +418,10 @@ class Endpoint:
         tool = self.tools.get(name)
         if tool is None or tool.unavailable() is not None:
             return FORBIDDEN
+        if unrestorable(context.credential):
+            # Its worker could not look the credential up again: the call runs now, or is
+            # refused (run_tool) when the tool runs only as a task.
+            return FORBIDDEN
         return tool.task_support
 
     def task_engine(self) -> TaskEngine | None:
@@ -486,6 +490,13 @@ class Endpoint:
             # Before the scopes and the arguments: both come from the schema it lacks.
             return ToolError(
                 f"The tool {tool.name} is not available: {reason}", code="unavailable"
+            ).to_result()
+        if tool.task_support == REQUIRED and unrestorable(credential):
+            return ToolError(
+                f"The tool {tool.name} runs only as a task, and a task is run later with its "
+                "credential looked up again by its user, which this credential has none of "
+                "(its user is anonymous): call it with an API key or an OAuth token",
+                code="task_unavailable",
             ).to_result()
         # A tool that cannot take this kind of credential at all says so itself, which
         # says more than a missing scope would.
@@ -671,3 +682,9 @@ def outcome_unknown(tool: Tool) -> ToolError:
         "whether they were (read the object back, or list them) before you call it again.",
         code=OUTCOME_UNKNOWN,
     )
+
+
+def unrestorable(credential: Credential | None) -> bool:
+    """Whether a task could not run with ``credential``: its worker looks a credential up
+    again by its user, and an anonymous-user credential (a product's team token) has none."""
+    return bool(getattr(credential, "anonymous", False))

@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 from django.test import Client, RequestFactory
+from django.urls import path
 
 from mcp_endpoint import authentication
 from mcp_endpoint.models import ToolCall
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol.request_context import RequestContext
+from tests.hosts import host_endpoint
 from tests.hosts.parity import (
     Credential,
     CredentialClient,
@@ -169,3 +171,35 @@ def test_the_key_cache_leaves_team_tokens_alone(
     for _ in range(2):
         answer = CredentialClient(client, "/mcp", team_token("red-write")).call("list_notes", {})
         assert answer["isError"] is False
+
+
+# -- long-running tools and a credential whose user is anonymous ----------------------------------
+
+TASK_TOOLS = host_endpoint(
+    "teamtokens-tasks",
+    AUTHENTICATION_CLASSES=["tests.hosts.teamtokens.authentication.TeamTokenAuthentication"],
+)
+TASK_TOOLS.tool(name="slow_report", task_support="optional")(lambda: "report ready")
+TASK_TOOLS.tool(name="batch_job", task_support="required")(lambda: "job done")
+urlpatterns = [path("mcp-tasks", TASK_TOOLS.urls)]
+
+
+@pytest.mark.urls(__name__)
+def test_a_team_token_runs_an_optional_task_tool_now_and_is_told_about_a_required_one(
+    client: Client, notes: dict[str, int]
+) -> None:
+    """A task's worker looks its credential up again by its user; a team token has none,
+    so an optional task tool answers at once and a task-only tool is refused before any
+    task is made, saying why (never a task that fails in the worker)."""
+    from mcp_endpoint.models import ToolTask
+    from tests.test_tasks import TASKS, TaskClient
+
+    tasks = TaskClient(CredentialClient(client, "/mcp-tasks", team_token("red-write")))
+    now = tasks.call("slow_report", {})
+    assert now["resultType"] == "complete" and "taskId" not in now
+    assert now["content"][0]["text"] == "report ready"
+    refused = tasks.call("batch_job", {}, caps=TASKS)
+    assert refused["isError"] is True
+    error = refused["structuredContent"]["error"]
+    assert error["code"] == "task_unavailable" and "anonymous" in error["message"]
+    assert not ToolTask.objects.exists()
