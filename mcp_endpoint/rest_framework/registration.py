@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
@@ -29,9 +30,11 @@ from mcp_endpoint.database import DatabaseNeeded, database_blocked
 from mcp_endpoint.rest_framework.calling import tool_view_class
 from mcp_endpoint.rest_framework.credentials import related
 from mcp_endpoint.rest_framework.naming import (
+    action_methods,
     default_basename,
     default_tool_name,
     identifier,
+    method_tool_name,
     nouns,
     parent_noun,
     prefixed_nouns,
@@ -127,18 +130,34 @@ class ViewSetRegistration:
         # The last build without the database stopped because host code needed it.
         self.deferred = False
         actions = self.find_actions()
+        known = {action for action, _ in actions}
         for action, detail in actions:
             if self.include is not None and action not in self.include:
                 continue
             if action in self.exclude:
                 continue
-            options = self.options.get(action, ActionOptions())
-            name = options.name or self.default_name(action, detail)
-            tool = ViewSetTool(self, action, detail, name, options)
-            # A long-running action runs as a task for clients that can poll.
-            tool.task_support = (task_support or {}).get(action, tool.task_support)
-            self.tools.append(tool)
-        known = {action for action, _ in actions}
+            # An action routed for several methods is one tool per method, each named and
+            # described on its own (names={"notes.post": ...} names one of them).
+            methods = self.multi_methods(action)
+            for method, handler in methods.items() or [(None, action)]:
+                key = f"{action}.{method.lower()}" if method else action
+                known.add(key)
+                if key in self.exclude:
+                    continue
+                options = self.options.get(key) or self.options.get(action, ActionOptions())
+                name = (options.name if key in self.options else None) or (
+                    self.default_name(action, detail)
+                    if method is None
+                    else self.method_name(action, method, detail)
+                )
+                if method is not None:
+                    options = replace(options, name=options.name if key in self.options else name)
+                tool = ViewSetTool(self, action, detail, name, options, method, handler)
+                # A long-running action runs as a task for clients that can poll.
+                tool.task_support = (task_support or {}).get(
+                    key, (task_support or {}).get(action, tool.task_support)
+                )
+                self.tools.append(tool)
         named = (self.include or set()) | self.exclude | set(self.options) | set(task_support or {})
         for action in sorted(named - known):
             self.problems.append(
@@ -159,6 +178,13 @@ class ViewSetRegistration:
 
     def default_name(self, action: str, detail: bool) -> str:
         return default_tool_name(action, detail, self.singular, self.plural)
+
+    def multi_methods(self, action: str) -> dict[str, str]:
+        """METHOD -> handler for an action routed for several methods; else empty."""
+        return action_methods(self.viewset, action)
+
+    def method_name(self, action: str, method: str, detail: bool) -> str:
+        return method_tool_name(action, method, detail, self.singular, self.plural)
 
     def matches(self, route: Route) -> bool:
         """Whether a route of the URL conf is one of this registration's."""
@@ -452,7 +478,9 @@ class ViewSetRegistration:
         generator = SchemaGenerator()
         options = self.schema_options()
         for tool in self.tools:
-            route = routes.get(tool.action)
+            route = routes.get((tool.handler, tool.method)) or (
+                routes.get((tool.handler, None)) if tool.method is None else None
+            )
             if route is None:
                 tool._problem = "its action has no route"
                 problems.append(
@@ -511,11 +539,17 @@ class ViewSetRegistration:
                 )
         return specs, problems
 
-    def routes(self) -> dict[str, Route]:
-        """The viewset's routes in the host's URL conf, or from a router of our own."""
-        found: dict[str, Route] = {}
+    def routes(self) -> dict[tuple[str, str | None], Route]:
+        """The viewset's routes in the host's URL conf, or from a router of our own, by
+        (handler, method), and by (handler, None) for the first method routed."""
+        found: dict[tuple[str, str | None], Route] = {}
+
+        def add(route: Route) -> None:
+            found.setdefault((route.action, route.method), route)
+            found.setdefault((route.action, None), route)
+
         for route in self.url_conf_routes():
-            found.setdefault(route.action, route)
+            add(route)
         if found or not issubclass(self.viewset, ViewSetMixin):
             return found
         if self.router is not None:
@@ -531,7 +565,7 @@ class ViewSetRegistration:
         for path, regex, method, callback in EndpointEnumerator(patterns).get_api_endpoints():
             route = Route(path, regex, method, callback)
             if self.matches(route) and (callbacks is None or callback in callbacks):
-                found.setdefault(route.action, route)
+                add(route)
         return found
 
 
