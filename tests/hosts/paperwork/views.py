@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any
 
 import django_filters
@@ -49,6 +50,25 @@ class CSVRenderer(renderers.BaseRenderer):
             writer.writeheader()
             writer.writerows(rows)
         return out.getvalue().encode("utf-8")
+
+
+class CamelCaseJSONRenderer(renderers.JSONRenderer):
+    """JSON with camelCase keys, as products that serve a JavaScript front end write it."""
+
+    def render(
+        self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None
+    ) -> Any:
+        return super().render(camel_cased(data), accepted_media_type, renderer_context)
+
+
+def camel_cased(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {
+            re.sub(r"_([a-z])", lambda m: m[1].upper(), k): camel_cased(v) for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [camel_cased(v) for v in data]
+    return data
 
 
 class Pages(pagination.PageNumberPagination):
@@ -131,7 +151,9 @@ class DocumentViewSet(viewsets.ModelViewSet[Document], Host):
         ],
         responses=NoteSerializer(many=True),
     )
-    @action(detail=True, methods=["get", "post", "delete"], pagination_class=None)
+    @action(
+        detail=True, methods=["get", "post", "delete"], pagination_class=None, filter_backends=[]
+    )
     def notes(self, request: Request, pk: Any = None) -> Response:
         """The notes of a document: read them, add one, delete one."""
         document = self.get_object()
@@ -178,7 +200,10 @@ class CorrespondentViewSet(viewsets.ReadOnlyModelViewSet[Correspondent], Host):
 
 
 class ApplicationSettingsViewSet(viewsets.ReadOnlyModelViewSet[ApplicationSettings], Host):
+    """Settings, in the camelCase JSON of the product's front end."""
+
     queryset = ApplicationSettings.objects.all()
     serializer_class = ApplicationSettingsSerializer
+    renderer_classes = [CamelCaseJSONRenderer]
     pagination_class = None
     filter_backends: list[Any] = []
