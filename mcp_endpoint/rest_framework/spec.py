@@ -329,6 +329,7 @@ def build_spec(
         and not route.detail
         and not list_output
         and "results" not in (output_schema or {}).get("properties", {})
+        and not declares_one_object(view, viewset)
     ):
         warnings.append(
             f"the list action {action!r} is described as returning one object, so "
@@ -414,6 +415,24 @@ def guessed_body(view: Any, viewset: type[Any], action: str, detail: bool, metho
         # the schema, which drf-spectacular tolerated: the body stays as described.
         return False
     return first is not second and type(first) is type(second)
+
+
+def declares_one_object(view: Any, viewset: type[Any]) -> bool:
+    """Whether a list-route action says it answers with one object: its response is
+    declared (``@extend_schema(responses=StatsSerializer)``), or the action has a
+    serializer of its own (``@action(serializer_class=...)``), not the viewset's guessed.
+
+    A declared response is the same object each time drf-spectacular asks for it; the
+    guess is a new instance from ``view.get_serializer()`` each time.
+    """
+    try:
+        if view.get_serializer_class() is not getattr(viewset, "serializer_class", None):
+            return True
+        inspector = spectacular_schema(view)
+        return bool(inspector.get_response_serializers() is inspector.get_response_serializers())
+    except Exception:
+        # Host code on the made-up request the schema is built for: still a guess.
+        return False
 
 
 def spectacular_schema(view: Any) -> AutoSchema:
