@@ -620,15 +620,26 @@ SUBSCHEMA_KEYWORDS = ("items", "additionalProperties", "not", "contains")
 SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
+# What a serializer checks of a value written, which says nothing of the values read: a
+# row saved before a choice was removed, or by another path than the serializer, is sent
+# as it is by REST.
+WRITE_CONSTRAINTS = frozenset(
+    {"required", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum"}
+    | {"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"}
+)
+
+
 def requiring_nothing(schema: Any) -> Any:
-    """An output schema with no ``required`` anywhere in it.
+    """An output schema that names properties and types, and constrains nothing else.
 
     The rule for every advertised output schema: it names the properties a result may have
-    and their types, and requires none. A host's serializer can leave any field out
-    (``to_representation`` that drops one, a ``fields=`` or ``full_perms`` parameter that
-    picks them), and nothing in the OpenAPI document says which; a client that validates
-    (the official SDKs do) would refuse every such result. The tool's own wrapper of a bare
-    list, ``results``, is always there, and stays required.
+    and their types, requires none of them, and carries none of the checks a serializer
+    makes of what is written (choices, lengths, bounds, patterns). A host's serializer can
+    leave any field out (``to_representation`` that drops one, a ``fields=`` or
+    ``full_perms`` parameter that picks them), and a stored value can predate a choice list;
+    nothing in the OpenAPI document says which, and a client that validates (the official
+    SDKs do) would refuse every such result. The tool's own wrapper of a bare list,
+    ``results``, is always there, and stays required.
     """
     if isinstance(schema, list):
         return [requiring_nothing(s) for s in schema]
@@ -636,7 +647,7 @@ def requiring_nothing(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "required" and isinstance(value, list):
+        if key in WRITE_CONSTRAINTS and not isinstance(value, dict):
             continue
         if key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
             out[key] = {name: requiring_nothing(sub) for name, sub in value.items()}
