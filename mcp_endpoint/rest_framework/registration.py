@@ -474,7 +474,7 @@ class ViewSetRegistration:
         """The specs of the tools that build, and the problems of those that do not."""
         specs: dict[str, ActionSpec] = {}
         problems: list[CheckMessage] = self.check_routes()
-        routes = self.routes()
+        routes = self.method_routes()
         generator = SchemaGenerator()
         options = self.schema_options()
         for tool in self.tools:
@@ -539,7 +539,15 @@ class ViewSetRegistration:
                 )
         return specs, problems
 
-    def routes(self) -> dict[tuple[str, str | None], Route]:
+    def routes(self) -> dict[str, Route]:
+        """The viewset's routes by action: the first method each is routed for."""
+        return {
+            action: route
+            for (action, method), route in self.method_routes().items()
+            if method is None
+        }
+
+    def method_routes(self) -> dict[tuple[str, str | None], Route]:
         """The viewset's routes in the host's URL conf, or from a router of our own, by
         (handler, method), and by (handler, None) for the first method routed."""
         found: dict[tuple[str, str | None], Route] = {}

@@ -322,7 +322,13 @@ def build_spec(
         else item_nouns(answer_serializer, viewset, singular, plural)
     )
     if output_schema is not None:
-        output_schema = compact_choices(output_schema, limit=choices.large_choice_list, output=True)
+        # Large choice lists first (their listing in the description goes with them), then
+        # what no output schema constrains.
+        output_schema = requiring_nothing(
+            compact_choices(output_schema, limit=choices.large_choice_list, output=True)
+        )
+        if list_output:
+            output_schema["required"] = ["results"]  # the tool's own wrapper: always there
     if (
         method == "GET"
         and media_type == JSON
@@ -603,7 +609,7 @@ def output_from(
         schema = json_content(responses[status])
         if schema is None:
             continue
-        output = requiring_nothing(strip_flagged(portable(schema, components), "writeOnly"))
+        output = strip_flagged(portable(schema, components), "writeOnly")
         if output.get("type") != "object":
             # structuredContent must be an object: a bare list becomes {"results": [...]}.
             return {
@@ -638,8 +644,8 @@ def requiring_nothing(schema: Any) -> Any:
     leave any field out (``to_representation`` that drops one, a ``fields=`` or
     ``full_perms`` parameter that picks them), and a stored value can predate a choice list;
     nothing in the OpenAPI document says which, and a client that validates (the official
-    SDKs do) would refuse every such result. The tool's own wrapper of a bare list,
-    ``results``, is always there, and stays required.
+    SDKs do) would refuse every such result. (The tool's own wrapper of a bare list,
+    ``results``, is always there: :func:`build_spec` requires it again.)
     """
     if isinstance(schema, list):
         return [requiring_nothing(s) for s in schema]
