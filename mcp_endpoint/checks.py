@@ -345,30 +345,42 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
     return errors
 
 
+def answering_pattern(path: str, urlconf: str | None = None) -> tuple[str, str, Any] | None:
+    """What the URL conf routes ``path`` to: the pattern (``'.*'``), the view's dotted
+    name, and the endpoint when the view is one's (else None); None when nothing does."""
+    from django.urls import Resolver404, resolve
+
+    try:
+        match = resolve(path, urlconf)
+    except Resolver404:
+        return None
+    func = getattr(match.func, "view_class", match.func)
+    view = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', func)}"
+    return str(match.route), view, getattr(match.func, "view_initkwargs", {}).get("endpoint")
+
+
 def check_endpoint_reachable(endpoint: Any) -> list[CheckMessage]:
     """E016: the URL conf mounts the endpoint, but an earlier pattern answers its path (a
     single-page app's ``re_path(r".*", IndexView)``): clients reach that page, not MCP."""
-    from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+    from django.urls import NoReverseMatch, reverse
 
     try:
         path = reverse(f"{endpoint.name}:endpoint")
     except NoReverseMatch:
         return []
-    try:
-        match = resolve(path)
-    except Resolver404:
-        return []  # a URL conf that cannot resolve its own reverse: Django's to report
-    if getattr(match.func, "view_initkwargs", {}).get("endpoint") is endpoint:
+    answered = answering_pattern(path)
+    if answered is None:
         return []
-    func = getattr(match.func, "view_class", match.func)
-    view = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', func)}"
+    match_route, view, answering = answered
+    if answering is endpoint:
+        return []
     return [
         Error(
             f"Endpoint {endpoint.name!r} is mounted at {path}, but the URL pattern "
-            f"{match.route!r} (view {view}) comes first and answers that path: clients get "
+            f"{match_route!r} (view {view}) comes first and answers that path: clients get "
             "that page, not the endpoint.",
             hint="Put the endpoint's path() (and path('', include('mcp_endpoint.oauth.urls'))) "
-            f"before {match.route!r} in urlpatterns: a catch-all route goes last.",
+            f"before {match_route!r} in urlpatterns: a catch-all route goes last.",
             obj=endpoint,
             id="mcp_endpoint.E016",
         )

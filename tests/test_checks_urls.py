@@ -33,3 +33,16 @@ def test_a_catch_all_before_the_metadata_is_named() -> None:
 @pytest.mark.urls("tests.hosts.paperwork.urls")
 def test_a_catch_all_after_the_endpoint_is_fine() -> None:
     assert check_endpoint_reachable(endpoint) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.urls("tests.hosts.paperwork.urls_swallowed")
+def test_the_doctor_names_the_catch_all_that_answers_the_endpoints_path() -> None:
+    from mcp_endpoint.doctor import DjangoClientHTTP, Doctor
+
+    findings = Doctor(DjangoClientHTTP(), "http://testserver/mcp").run()
+    [finding] = [f for f in findings if f.id == "mcp_doctor.E003"]
+    assert "the pattern '.*', view tests.hosts.paperwork.urls.index, answers /mcp" in (
+        finding.message
+    )
+    assert "catch-all" in finding.hint

@@ -372,3 +372,25 @@ def test_a_rest_call_with_a_list_in_the_query_gives_the_same_as_mcp(
         "list_documents", {"correspondent": first}
     )
     assert answer["structuredContent"] == rest.json()
+
+
+def test_one_method_of_an_action_is_named_or_left_out_by_its_own_key(owner: Any) -> None:
+    from tests.hosts import host_endpoint
+    from tests.hosts.paperwork.views import DocumentViewSet
+
+    endpoint = host_endpoint("paperwork-options")
+    endpoint.register_viewset(
+        DocumentViewSet,
+        include=["notes"],
+        names={"notes.post": "annotate_document"},
+        exclude=["notes.delete"],
+        annotations={"notes": {"openWorldHint": True}},
+    )
+    tools = {tool.name: tool for tool in endpoint.tools}
+    assert set(tools) == {"get_document_notes", "annotate_document"}
+    assert tools["annotate_document"].method == "POST"
+    assert tools["annotate_document"].annotations["title"] == "Annotate document"
+    assert all(t.annotations["openWorldHint"] is True for t in tools.values()), [
+        t.annotations for t in tools.values()
+    ]
+    assert [m for m in endpoint.check() if m.id == "mcp_endpoint.E020"] == []

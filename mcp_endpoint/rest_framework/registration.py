@@ -144,14 +144,26 @@ class ViewSetRegistration:
                 known.add(key)
                 if key in self.exclude:
                     continue
-                options = self.options.get(key) or self.options.get(action, ActionOptions())
-                name = (options.name if key in self.options else None) or (
+                options = self.options.get(action, ActionOptions())
+                own = self.options.get(key) if method is not None else None
+                if own is not None:
+                    # The method's own options over the action's; its name is its own only.
+                    options = ActionOptions(
+                        name=own.name,
+                        title=own.title or options.title,
+                        description=own.description or options.description,
+                        annotations={**options.annotations, **own.annotations},
+                    )
+                elif method is not None:
+                    options = replace(options, name=None)
+                name = options.name or (
                     self.default_name(action, detail)
                     if method is None
                     else self.method_name(action, method, detail)
                 )
                 if method is not None:
-                    options = replace(options, name=options.name if key in self.options else name)
+                    # Titled after its name, as a renamed tool is.
+                    options = replace(options, name=name)
                 tool = ViewSetTool(self, action, detail, name, options, method, handler)
                 # A long-running action runs as a task for clients that can poll.
                 tool.task_support = (task_support or {}).get(
