@@ -394,3 +394,17 @@ def test_one_method_of_an_action_is_named_or_left_out_by_its_own_key(owner: Any)
         t.annotations for t in tools.values()
     ]
     assert [m for m in endpoint.check() if m.id == "mcp_endpoint.E020"] == []
+
+
+def test_a_renderer_that_writes_no_json_is_a_tool_error(
+    client: Client, owner: Any, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host's JSON renderer whose bytes do not parse: a clear internal error, logged,
+    never a result built from something else."""
+    from tests.hosts.paperwork.views import CamelCaseJSONRenderer
+
+    monkeypatch.setattr(CamelCaseJSONRenderer, "render", lambda self, *args, **kwargs: b"{oops")
+    rpc = CredentialClient(client, "/mcp", api_key(owner, "read"))
+    answer = rpc.call("list_application_settings", {})
+    assert answer["isError"] is True
+    assert answer["structuredContent"]["error"]["code"] == "internal_error"

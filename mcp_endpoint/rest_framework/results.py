@@ -84,6 +84,8 @@ def rest_json(response: HttpResponseBase, media: str) -> Any:
     if not content:
         return None
     try:
+        # The standard library, not orjson: orjson reads an integer past 64 bits (which
+        # DRF's encoder writes) as a float, and the result would differ from REST's.
         return json.loads(content)
     except ValueError as exc:
         raise ToolError(
