@@ -217,7 +217,9 @@ def test_each_method_of_the_notes_action_is_a_tool_with_its_own_arguments(
     assert set(read["inputSchema"]["properties"]) == {"id"}
     assert set(add["inputSchema"]["properties"]) == {"id", "note"}
     assert add["inputSchema"]["required"] == ["id", "note"]
-    assert set(delete["inputSchema"]["properties"]) == {"id", "note_id"}
+    # The note's ?id= beside the document's {id}: its argument says it goes in the query.
+    assert set(delete["inputSchema"]["properties"]) == {"id", "query_id"}
+    assert delete["inputSchema"]["properties"]["query_id"]["description"] == "The note."
     assert read["annotations"]["readOnlyHint"] is True
     assert add["annotations"]["readOnlyHint"] is False
     assert delete["annotations"]["destructiveHint"] is True
@@ -256,8 +258,8 @@ def test_the_notes_tools_agree_with_rest(
         credential,
         tool="delete_document_note",
         method="DELETE",
-        url=f"{url}?note_id={data['note']}",
-        arguments={"id": doc, "note_id": data["note"]},
+        url=f"{url}?id={data['note']}",
+        arguments={"id": doc, "query_id": data["note"]},
         rest_arguments={},
         snapshot=snapshot,
     )

@@ -150,7 +150,7 @@ def call_view(
         r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
     )
     query = {
-        k: query_value(v, explode=k not in spec.comma_arguments)
+        spec.query_names.get(k, k): query_value(v, explode=k not in spec.comma_arguments)
         for k, v in arguments.items()
         if k in spec.query_arguments and v is not None
     }

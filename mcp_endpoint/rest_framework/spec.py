@@ -156,6 +156,9 @@ class ActionSpec:
     # parameter says (style form, explode false: django-filter's BaseInFilter); other
     # lists are sent as repeated parameters.
     comma_arguments: frozenset[str] = frozenset()
+    # Query arguments named otherwise than their parameter, which a path parameter's name
+    # takes (``query_id`` for ``?id=``): argument -> query parameter.
+    query_names: Mapping[str, str] = field(default_factory=dict)
     # The body is a list, held by the "items" argument.
     body_list: bool = False
     # The action takes a body whose schema yielded no fields (nothing to send).
@@ -223,8 +226,15 @@ def build_spec(
     body_nested = False
     properties: dict[str, Any] = {}
     required: list[str] = []
+    in_path = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "path"}
+    # Query parameters renamed because a path parameter has their name (a document's
+    # notes at {id}/notes/ deleting the note ?id=...): argument -> query parameter.
+    query_names: dict[str, str] = {}
     for parameter in operation.get("parameters", []):
         pname = parameter["name"]
+        if parameter.get("in") == "query" and pname in in_path:
+            query_names[f"query_{pname}"] = pname
+            pname = f"query_{pname}"
         schema = portable(parameter.get("schema", {"type": "string"}), components)
         if parameter.get("description") and "description" not in schema:
             schema["description"] = parameter["description"]
@@ -383,6 +393,7 @@ def build_spec(
         fixed_kwargs=fixed_kwargs,
         query_arguments=frozenset(query_arguments),
         comma_arguments=frozenset(comma_arguments & query_arguments),
+        query_names=query_names,
         body_arguments=frozenset(body_arguments),
         body_nested=body_nested,
         list_output=list_output,

@@ -147,7 +147,8 @@ class DocumentViewSet(viewsets.ModelViewSet[Document], Host):
         methods=["DELETE"],
         request=None,
         parameters=[
-            OpenApiParameter("note_id", OpenApiTypes.INT, required=True, description="The note.")
+            # Named as the product names it: "id", like the document's own path parameter.
+            OpenApiParameter("id", OpenApiTypes.INT, required=True, description="The note.")
         ],
         responses=NoteSerializer(many=True),
     )
@@ -162,7 +163,7 @@ class DocumentViewSet(viewsets.ModelViewSet[Document], Host):
             serializer.is_valid(raise_exception=True)
             serializer.save(document=document)
         elif request.method == "DELETE":
-            Note.objects.filter(document=document, pk=request.query_params.get("note_id")).delete()
+            Note.objects.filter(document=document, pk=request.query_params.get("id")).delete()
         notes = document.notes.all()
         return Response(NoteSerializer(notes, many=True).data)
 
