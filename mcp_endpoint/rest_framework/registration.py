@@ -130,46 +130,19 @@ class ViewSetRegistration:
         # The last build without the database stopped because host code needed it.
         self.deferred = False
         actions = self.find_actions()
-        known = {action for action, _ in actions}
+        # The option keys: each action, and "<action>.<method>" for each method of one
+        # routed for several.
+        known = {action for action, _ in actions} | {
+            f"{action}.{method.lower()}"
+            for action, _ in actions
+            for method in self.multi_methods(action)
+        }
         for action, detail in actions:
             if self.include is not None and action not in self.include:
                 continue
             if action in self.exclude:
                 continue
-            # An action routed for several methods is one tool per method, each named and
-            # described on its own (names={"notes.post": ...} names one of them).
-            methods = self.multi_methods(action)
-            for method, handler in methods.items() or [(None, action)]:
-                key = f"{action}.{method.lower()}" if method else action
-                known.add(key)
-                if key in self.exclude:
-                    continue
-                options = self.options.get(action, ActionOptions())
-                own = self.options.get(key) if method is not None else None
-                if own is not None:
-                    # The method's own options over the action's; its name is its own only.
-                    options = ActionOptions(
-                        name=own.name,
-                        title=own.title or options.title,
-                        description=own.description or options.description,
-                        annotations={**options.annotations, **own.annotations},
-                    )
-                elif method is not None:
-                    options = replace(options, name=None)
-                name = options.name or (
-                    self.default_name(action, detail)
-                    if method is None
-                    else self.method_name(action, method, detail)
-                )
-                if method is not None:
-                    # Titled after its name, as a renamed tool is.
-                    options = replace(options, name=name)
-                tool = ViewSetTool(self, action, detail, name, options, method, handler)
-                # A long-running action runs as a task for clients that can poll.
-                tool.task_support = (task_support or {}).get(
-                    key, (task_support or {}).get(action, tool.task_support)
-                )
-                self.tools.append(tool)
+            self.add_tools(action, detail, task_support or {})
         named = (self.include or set()) | self.exclude | set(self.options) | set(task_support or {})
         for action in sorted(named - known):
             self.problems.append(
@@ -187,6 +160,38 @@ class ViewSetRegistration:
     def find_actions(self) -> list[tuple[str, bool]]:
         """(action, detail) for each action that may become a tool."""
         return viewset_actions(self.viewset)
+
+    def add_tools(self, action: str, detail: bool, task_support: Mapping[str, str]) -> None:
+        """The tools of one action: one, or one per method of an action routed for several,
+        each named and described on its own (``names={"notes.post": ...}`` names one, and
+        ``exclude=["notes.delete"]`` leaves one out)."""
+        for method, handler in self.multi_methods(action).items() or [(None, action)]:
+            key = f"{action}.{method.lower()}" if method else action
+            if key in self.exclude:
+                continue
+            options = self.options.get(action, ActionOptions())
+            own = self.options.get(key) if method is not None else None
+            if own is not None:
+                # The method's own options over the action's; a name is one tool's only.
+                options = ActionOptions(
+                    name=own.name,
+                    title=own.title or options.title,
+                    description=own.description or options.description,
+                    annotations={**options.annotations, **own.annotations},
+                )
+            elif method is not None:
+                options = replace(options, name=None)
+            name = options.name or (
+                self.default_name(action, detail)
+                if method is None
+                else self.method_name(action, method, detail)
+            )
+            if method is not None:
+                options = replace(options, name=name)  # titled after it, as a renamed tool
+            tool = ViewSetTool(self, action, detail, name, options, method, handler)
+            # A long-running action runs as a task for clients that can poll.
+            tool.task_support = task_support.get(key, task_support.get(action, tool.task_support))
+            self.tools.append(tool)
 
     def default_name(self, action: str, detail: bool) -> str:
         return default_tool_name(action, detail, self.singular, self.plural)
@@ -490,9 +495,7 @@ class ViewSetRegistration:
         generator = SchemaGenerator()
         options = self.schema_options()
         for tool in self.tools:
-            route = routes.get((tool.handler, tool.method)) or (
-                routes.get((tool.handler, None)) if tool.method is None else None
-            )
+            route = routes.get((tool.handler, tool.method))
             if route is None:
                 tool._problem = "its action has no route"
                 problems.append(
