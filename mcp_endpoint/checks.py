@@ -353,13 +353,15 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                         id="mcp_endpoint.E011",
                     )
                 )
+        errors.extend(check_endpoint_reachable(endpoint))
         # Registrations build their tools here, with the database out of reach; the tools
         # whose schemas need it are checked by check_tool_schemas_with_database.
         errors.extend(endpoint.check())
         tools = [tool for tool in endpoint.tools if tool.ready()]
         errors.extend(tool_schema_messages(endpoint, tools))
-        if len(tools) == len(endpoint.tools):
-            errors.extend(tools_list_budget(endpoint))
+        errors.extend(
+            tools_list_budget(endpoint, tools, complete=len(tools) == len(endpoint.tools))
+        )
         for uri in endpoint.resources.duplicates:
             errors.append(
                 Error(
@@ -390,6 +392,48 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 )
             )
     return errors
+
+
+def answering_pattern(path: str, urlconf: str | None = None) -> tuple[str, str, Any] | None:
+    """What the URL conf routes ``path`` to: the pattern (``'.*'``), the view's dotted
+    name, and the endpoint when the view is one's (else None); None when nothing does."""
+    from django.urls import Resolver404, resolve
+
+    try:
+        match = resolve(path, urlconf)
+    except Resolver404:
+        return None
+    func = getattr(match.func, "view_class", match.func)
+    view = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', func)}"
+    return str(match.route), view, getattr(match.func, "view_initkwargs", {}).get("endpoint")
+
+
+def check_endpoint_reachable(endpoint: Any) -> list[CheckMessage]:
+    """E016: the URL conf mounts the endpoint, but an earlier pattern answers its path (a
+    single-page app's ``re_path(r".*", IndexView)``): clients reach that page, not MCP."""
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        path = reverse(f"{endpoint.name}:endpoint")
+    except NoReverseMatch:
+        return []
+    answered = answering_pattern(path)
+    if answered is None:
+        return []
+    match_route, view, answering = answered
+    if answering is endpoint:
+        return []
+    return [
+        Error(
+            f"Endpoint {endpoint.name!r} is mounted at {path}, but the URL pattern "
+            f"{match_route!r} (view {view}) comes first and answers that path: clients get "
+            "that page, not the endpoint.",
+            hint="Put the endpoint's path() (and path('', include('mcp_endpoint.oauth.urls'))) "
+            f"before {match_route!r} in urlpatterns: a catch-all route goes last.",
+            obj=endpoint,
+            id="mcp_endpoint.E016",
+        )
+    ]
 
 
 def tool_schema_messages(endpoint: Any, tools: list[Any]) -> list[CheckMessage]:
@@ -445,17 +489,25 @@ def tool_schema_messages(endpoint: Any, tools: list[Any]) -> list[CheckMessage]:
     return messages
 
 
-def tools_list_budget(endpoint: Any) -> list[CheckMessage]:
-    """W052: every tool of the endpoint together, over TOOLS_LIST_BUDGET_BYTES."""
+def tools_list_budget(endpoint: Any, tools: list[Any], *, complete: bool) -> list[CheckMessage]:
+    """W052: the endpoint's ``tools`` together (those built without the database; all of
+    them when ``complete``) over TOOLS_LIST_BUDGET_BYTES.
+
+    Reported by the checks every run makes, never by the database-tagged one: Django runs
+    checks in no set order, so a second report there would come twice, or before this one.
+    Tools that need the database to build are not counted; without them the list is at
+    least this large.
+    """
     budget: int = endpoint.settings.TOOLS_LIST_BUDGET_BYTES
-    listed = [tool.describe() for tool in endpoint.tools if tool.unavailable() is None]
+    listed = [tool.describe() for tool in tools if tool.unavailable() is None]
     size = sum(descriptor_bytes(d) for d in listed) + len(listed) + 1
     if size <= budget:
         return []
+    more = "" if complete else " (at least: the tools that need the database are not counted)"
     return [
         Warning(
-            f"Endpoint {endpoint.name!r} lists {len(listed)} tools in {size} bytes, over the "
-            f"budget of {budget} (TOOLS_LIST_BUDGET_BYTES): a model reads all of it before "
+            f"Endpoint {endpoint.name!r} lists {len(listed)} tools in {size} bytes{more}, over "
+            f"the budget of {budget} (TOOLS_LIST_BUDGET_BYTES): a model reads all of it before "
             "the conversation starts.",
             hint="Register fewer actions (include=/exclude=), or split the tools between "
             "endpoints; FILTER_LOOKUPS='exact' and LARGE_CHOICE_LIST shrink list tools.",
@@ -490,8 +542,6 @@ def check_tool_schemas_with_database(
             continue
         built = [t for t in endpoint.tools if t.name in waiting and t.ready()]
         messages.extend(tool_schema_messages(endpoint, built))
-        if all(t.ready() for t in endpoint.tools):
-            messages.extend(tools_list_budget(endpoint))
     return messages
 
 

@@ -320,7 +320,7 @@ class Doctor:
                 "E003",
                 f"{self.url} answers {answer.status} ({media}) where a client expects 401 (no "
                 "credential) or an MCP answer: the path may be routed elsewhere, to a view "
-                "that is not the endpoint.",
+                f"that is not the endpoint{routed_to(urlsplit(self.url).path)}.",
                 ROUTED_ELSEWHERE_HINT,
             )
             return None
@@ -659,6 +659,22 @@ ROUTED_ELSEWHERE_HINT = (
     "`python manage.py mcp_doctor --host <the host clients use>`, which goes through the "
     "middleware; resolve('/mcp') in a shell only reads ROOT_URLCONF."
 )
+
+
+def routed_to(path: str) -> str:
+    """Which pattern of ROOT_URLCONF answers ``path``, when it is not an endpoint's: the
+    catch-all that comes first, say. Empty when none does, or the settings are not loaded
+    (a middleware's URLconf may still route it elsewhere)."""
+    try:
+        from mcp_endpoint.checks import answering_pattern
+
+        answered = answering_pattern(path or "/")
+    except Exception:
+        return ""  # no Django project to read: the doctor also checks remote servers
+    if answered is None or answered[2] is not None:
+        return ""
+    route, view, _ = answered
+    return f" (in ROOT_URLCONF, the pattern {route!r}, view {view}, answers {path})"
 
 
 def answers_as_mcp(answer: Response) -> bool:

@@ -545,6 +545,33 @@ def test_w052_within_the_budget(make_endpoint: MakeEndpoint) -> None:
     assert messages(check_registries, "mcp_endpoint.W052") == []
 
 
+@pytest.mark.django_db
+def test_w052_without_the_database_and_once_with_it(make_endpoint: MakeEndpoint) -> None:
+    """A product with a viewset whose schema needs the database: W052 comes from the plain
+    check run, counting what builds without it, and ``check --database`` adds no second
+    one, whichever order Django runs the two checks in."""
+    from django.core import checks
+
+    from tests.hosts.inventory.views import JournalEntryViewSet
+
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    add_wordy_tools(endpoint, 4)
+    registration = endpoint.register_viewset(JournalEntryViewSet, include=["create"])
+    [message] = messages(check_registries, "mcp_endpoint.W052")
+    assert "4 tools" in message.msg and "at least" in message.msg
+    assert registration.deferred
+    assert messages(check_tool_schemas_with_database, "mcp_endpoint.W052") == []
+    everything = checks.run_checks(databases=["default"], include_deployment_checks=False)
+    mine = [m for m in everything if m.id == "mcp_endpoint.W052" and m.obj is endpoint]
+    assert len(mine) == 1, [m.msg for m in mine]
+
+
+def test_w052_is_not_raised_by_the_database_check(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    add_wordy_tools(endpoint, 4)
+    assert messages(check_tool_schemas_with_database, "mcp_endpoint.W052") == []
+
+
 # -- a body with no fields: W050 -------------------------------------------------------------------
 
 

@@ -69,10 +69,16 @@ REST_FRAMEWORK = {
 }
 """
 
+# The product's page answers every other path, as a single-page app's catch-all does: the
+# README's lines, appended after it, must still put the endpoint first.
 HOST_ROOT_URLS = """
-from django.urls import include
+from django.http import HttpResponse
+from django.urls import include, re_path
 
-urlpatterns += [path("api/", include("yourapp.urls"))]
+urlpatterns += [
+    path("api/", include("yourapp.urls")),
+    re_path(r".*", lambda request: HttpResponse("<html>the product</html>")),
+]
 """
 
 

@@ -121,13 +121,20 @@ def check_metadata_mounted(endpoint: Any) -> list[CheckMessage]:
     )
     if served:
         return []
+    swallowed = ""
+    metadata_view = isinstance(view_class, type) and issubclass(
+        view_class, ProtectedResourceMetadataView
+    )
+    if match is not None and not metadata_view:
+        # Another pattern answers the URL: the OAuth URLs may be mounted, but after it.
+        swallowed = f" (the URL pattern {match.route!r} answers it)"
     return [
         Error(
             f"The 401 answers of endpoint {endpoint.name!r} send OAuth clients to {url}, "
-            "which does not serve its protected resource metadata (RFC 9728): they cannot "
-            "find the authorisation server.",
-            hint="Mount the OAuth URLs at the site root, before the toolkit's own: "
-            "path('', include('mcp_endpoint.oauth.urls')).",
+            f"which does not serve its protected resource metadata (RFC 9728){swallowed}: "
+            "they cannot find the authorisation server.",
+            hint="Mount the OAuth URLs at the site root, before the toolkit's own and before "
+            "any catch-all route: path('', include('mcp_endpoint.oauth.urls')).",
             obj=endpoint,
             id="mcp_endpoint.E070",
         )

@@ -169,7 +169,11 @@ def call_view(
     path = re.sub(
         r"{(\w+)}", lambda m: quote(kwargs.get(m.group(1), m.group(0)), safe=""), route.path
     )
-    query = {k: v for k, v in arguments.items() if k in spec.query_arguments and v is not None}
+    query = {
+        spec.query_names.get(k, k): query_value(v, explode=k not in spec.comma_arguments)
+        for k, v in arguments.items()
+        if k in spec.query_arguments and v is not None
+    }
     # The grouped lookups are query parameters like the others (their names were checked
     # against the filterset's when the arguments were validated).
     lookups = arguments.get(LOOKUPS_ARGUMENT) if spec.lookup_arguments else None
@@ -301,9 +305,13 @@ def inner_request(
     return inner
 
 
-def query_value(value: Any) -> Any:
+def query_value(value: Any, *, explode: bool = True) -> Any:
+    """A value as the query string carries it: booleans as ``true``/``false``; a list as
+    repeated parameters (``explode``), or as one comma-separated value, as an OpenAPI
+    parameter of style ``form`` with ``explode: false`` says (``?id__in=1,3``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple):
-        return [query_value(v) for v in value]
+        values = [query_value(v) for v in value]
+        return values if explode else ",".join(str(v) for v in values)
     return value

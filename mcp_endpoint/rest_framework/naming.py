@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from django.utils.encoding import force_str
-from inflection import pluralize
+from inflection import pluralize, singularize
 
 # Standard actions: the verb of the tool name, and whether the noun is plural.
 STANDARD_ACTIONS: dict[str, tuple[str, bool]] = {
@@ -25,6 +25,39 @@ def viewset_actions(viewset: type[Any]) -> list[tuple[str, bool]]:
     for extra in viewset.get_extra_actions():
         found.append((extra.__name__, bool(getattr(extra, "detail", False))))
     return found
+
+
+# What each method of an action that answers several does, for its tool's name.
+METHOD_VERBS = {
+    "GET": "get",
+    "POST": "add",
+    "PUT": "replace",
+    "PATCH": "update",
+    "DELETE": "delete",
+}
+
+
+def action_methods(viewset: type[Any], action: str) -> dict[str, str]:
+    """METHOD -> the viewset method that answers it, for an extra action routed for more
+    than one HTTP method (``@action(methods=["get", "post", "delete"])``, or ``.mapping``);
+    empty for every other action, whose one method makes one tool."""
+    extras = getattr(viewset, "get_extra_actions", None)
+    for extra in extras() if extras is not None else ():
+        if extra.__name__ == action:
+            mapping = {m.upper(): name for m, name in getattr(extra, "mapping", {}).items()}
+            mapping = {m: name for m, name in mapping.items() if m not in ("HEAD", "OPTIONS")}
+            return mapping if len(mapping) > 1 else {}
+    return {}
+
+
+def method_tool_name(action: str, method: str, detail: bool, singular: str, plural: str) -> str:
+    """The tool of one method of a multi-method action, named by what that method does:
+    ``notes`` on documents as ``get_document_notes``, ``add_document_note``,
+    ``delete_document_note``. A write acts on one item, so its noun is singular."""
+    verb = METHOD_VERBS.get(method, method.lower())
+    noun = action if method == "GET" else singularize(action)
+    owner = singular if detail else plural
+    return without_stutter(f"{verb}_{owner}_{noun}")
 
 
 def default_tool_name(action: str, detail: bool, singular: str, plural: str) -> str:

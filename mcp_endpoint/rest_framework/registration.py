@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
@@ -29,9 +30,11 @@ from mcp_endpoint.database import DatabaseNeeded, database_blocked
 from mcp_endpoint.rest_framework.calling import tool_view_class
 from mcp_endpoint.rest_framework.credentials import related
 from mcp_endpoint.rest_framework.naming import (
+    action_methods,
     default_basename,
     default_tool_name,
     identifier,
+    method_tool_name,
     nouns,
     parent_noun,
     prefixed_nouns,
@@ -135,18 +138,19 @@ class ViewSetRegistration:
         # The last build without the database stopped because host code needed it.
         self.deferred = False
         actions = self.find_actions()
+        # The option keys: each action, and "<action>.<method>" for each method of one
+        # routed for several.
+        known = {action for action, _ in actions} | {
+            f"{action}.{method.lower()}"
+            for action, _ in actions
+            for method in self.multi_methods(action)
+        }
         for action, detail in actions:
             if self.include is not None and action not in self.include:
                 continue
             if action in self.exclude:
                 continue
-            options = self.options.get(action, ActionOptions())
-            name = options.name or self.default_name(action, detail)
-            tool = ViewSetTool(self, action, detail, name, options)
-            # A long-running action runs as a task for clients that can poll.
-            tool.task_support = (task_support or {}).get(action, tool.task_support)
-            self.tools.append(tool)
-        known = {action for action, _ in actions}
+            self.add_tools(action, detail, task_support or {})
         named = (self.include or set()) | self.exclude | set(self.options) | set(task_support or {})
         for action in sorted(named - known):
             self.problems.append(
@@ -165,8 +169,47 @@ class ViewSetRegistration:
         """(action, detail) for each action that may become a tool."""
         return viewset_actions(self.viewset)
 
+    def add_tools(self, action: str, detail: bool, task_support: Mapping[str, str]) -> None:
+        """The tools of one action: one, or one per method of an action routed for several,
+        each named and described on its own (``names={"notes.post": ...}`` names one, and
+        ``exclude=["notes.delete"]`` leaves one out)."""
+        for method, handler in self.multi_methods(action).items() or [(None, action)]:
+            key = f"{action}.{method.lower()}" if method else action
+            if key in self.exclude:
+                continue
+            options = self.options.get(action, ActionOptions())
+            own = self.options.get(key) if method is not None else None
+            if own is not None:
+                # The method's own options over the action's; a name is one tool's only.
+                options = ActionOptions(
+                    name=own.name,
+                    title=own.title or options.title,
+                    description=own.description or options.description,
+                    annotations={**options.annotations, **own.annotations},
+                )
+            elif method is not None:
+                options = replace(options, name=None)
+            name = options.name or (
+                self.default_name(action, detail)
+                if method is None
+                else self.method_name(action, method, detail)
+            )
+            if method is not None:
+                options = replace(options, name=name)  # titled after it, as a renamed tool
+            tool = ViewSetTool(self, action, detail, name, options, method, handler)
+            # A long-running action runs as a task for clients that can poll.
+            tool.task_support = task_support.get(key, task_support.get(action, tool.task_support))
+            self.tools.append(tool)
+
     def default_name(self, action: str, detail: bool) -> str:
         return default_tool_name(action, detail, self.singular, self.plural)
+
+    def multi_methods(self, action: str) -> dict[str, str]:
+        """METHOD -> handler for an action routed for several methods; else empty."""
+        return action_methods(self.viewset, action)
+
+    def method_name(self, action: str, method: str, detail: bool) -> str:
+        return method_tool_name(action, method, detail, self.singular, self.plural)
 
     def matches(self, route: Route) -> bool:
         """Whether a route of the URL conf is one of this registration's."""
@@ -456,11 +499,11 @@ class ViewSetRegistration:
         """The specs of the tools that build, and the problems of those that do not."""
         specs: dict[str, ActionSpec] = {}
         problems: list[CheckMessage] = self.check_routes()
-        routes = self.routes()
+        routes = self.method_routes()
         generator = SchemaGenerator()
         options = self.schema_options()
         for tool in self.tools:
-            route = routes.get(tool.action)
+            route = routes.get((tool.handler, tool.method))
             if route is None:
                 tool._problem = "its action has no route"
                 problems.append(
@@ -521,10 +564,24 @@ class ViewSetRegistration:
         return specs, problems
 
     def routes(self) -> dict[str, Route]:
-        """The viewset's routes in the host's URL conf, or from a router of our own."""
-        found: dict[str, Route] = {}
+        """The viewset's routes by action: the first method each is routed for."""
+        return {
+            action: route
+            for (action, method), route in self.method_routes().items()
+            if method is None
+        }
+
+    def method_routes(self) -> dict[tuple[str, str | None], Route]:
+        """The viewset's routes in the host's URL conf, or from a router of our own, by
+        (handler, method), and by (handler, None) for the first method routed."""
+        found: dict[tuple[str, str | None], Route] = {}
+
+        def add(route: Route) -> None:
+            found.setdefault((route.action, route.method), route)
+            found.setdefault((route.action, None), route)
+
         for route in self.url_conf_routes():
-            found.setdefault(route.action, route)
+            add(route)
         if found or not issubclass(self.viewset, ViewSetMixin):
             return found
         if self.router is not None:
@@ -540,7 +597,7 @@ class ViewSetRegistration:
         for path, regex, method, callback in EndpointEnumerator(patterns).get_api_endpoints():
             route = Route(path, regex, method, callback)
             if self.matches(route) and (callbacks is None or callback in callbacks):
-                found.setdefault(route.action, route)
+                add(route)
         return found
 
 

@@ -50,21 +50,47 @@ def result_from(
     largest such file that is returned.
     """
     status = response.status_code
-    data = getattr(response, "data", None)
     media = media_type_of(response)
-    if data is None and status != 204 and media == JSON:
-        content = response.content if hasattr(response, "content") else b""
-        data = json.loads(content or b"null")
     if (
         200 <= status < 300
         and status != 204
-        and (spec.media_type != JSON or (data is None and media and not is_json(media)))
+        and (spec.media_type != JSON or (media and not is_json(media)))
     ):
         # A page, a file or a download (a FileResponse, say), whatever the renderers.
         return file_success(response, media or spec.media_type, uri, max_bytes)
+    data = rest_json(response, media)
     if 200 <= status < 300:
         return success(spec, status, data, kwargs, max_items)
     raise error_from(spec, status, data, response, credential, refusal)
+
+
+def rest_json(response: HttpResponseBase, media: str) -> Any:
+    """The JSON the REST API sends for this answer, parsed from the very bytes it sends.
+
+    A DRF ``Response`` is rendered by the renderer content negotiation picked for it, with
+    the view's own encoder: what a REST client parses is what the tool returns (a ``set``
+    as a list, datetimes as DRF writes them, decimals as ``COERCE_DECIMAL_TO_STRING`` says,
+    a host's renderer that camel-cases keys). Not the serializer's data, which only that
+    encoder knows how to write. An answer that is not JSON (an error page) gives None.
+    """
+    if response.status_code == 204:
+        return None
+    render = getattr(response, "render", None)
+    if render is not None and not getattr(response, "is_rendered", True):
+        render()
+    if (media and not is_json(media)) or isinstance(response, StreamingHttpResponse):
+        return None
+    content: bytes = getattr(response, "content", b"")
+    if not content:
+        return None
+    try:
+        # The standard library, not orjson: orjson reads an integer past 64 bits (which
+        # DRF's encoder writes) as a float, and the result would differ from REST's.
+        return json.loads(content)
+    except ValueError as exc:
+        raise ToolError(
+            "The view's renderer wrote an answer that is not JSON", code="internal_error"
+        ) from exc
 
 
 def media_type_of(response: HttpResponseBase) -> str:
@@ -185,14 +211,13 @@ def success(
         verb = "Deleted" if spec.action == "destroy" else "Done:"
         noun = spec.singular.replace("_", " ")
         return ToolResult(content=[Text(f"{verb} {noun} {target}".strip() + ".")])
-    # The serializer's data goes out as it is; the answer's encoder copes with dates,
-    # decimals and lazy strings, so no walk over it is needed here.
+    # ``data`` is parsed from the REST answer's bytes: plain JSON, sent on as it is.
     if isinstance(data, list):
         note = None
         if len(data) > max_items:
             note = (
                 f"[showing the first {max_items} of "
-                f"{counted(len(data), spec.singular, spec.plural)}; narrow the "
+                f"{counted(len(data), spec.item_singular, spec.item_plural)}; narrow the "
                 "query with filters or search]"
             )
             data = data[:max_items]
@@ -203,7 +228,7 @@ def success(
         text = render_list(spec, data["results"], data, None)
     elif isinstance(data, dict):
         structured = data
-        text = render_object(spec.singular, data)
+        text = render_object(spec.item_singular, data)
     else:
         structured = {"results": data}
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -345,15 +370,19 @@ def render_list(
 ) -> str:
     count = envelope.get("count") if envelope is not None else None
     if isinstance(count, int):
-        head = f"{counted(count, spec.singular, spec.plural)} in all; {len(items)} on this page."
+        head = (
+            f"{counted(count, spec.item_singular, spec.item_plural)} in all; "
+            f"{len(items)} on this page."
+        )
     else:
-        head = f"{counted(len(items), spec.singular, spec.plural)}."
+        head = f"{counted(len(items), spec.item_singular, spec.item_plural)}."
     if envelope is not None and envelope.get("next"):
         head += " " + next_page_hint(spec, str(envelope["next"]))
     lines = [head]
     for item in items:
         lines.append(
-            "- " + (render_object(spec.singular, item) if isinstance(item, dict) else str(item))
+            "- "
+            + (render_object(spec.item_singular, item) if isinstance(item, dict) else str(item))
         )
     if note:
         lines.append(note)

@@ -28,12 +28,13 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
 from drf_spectacular.settings import spectacular_settings
 from rest_framework import permissions as drf_permissions
+from rest_framework import serializers
 from rest_framework.versioning import AcceptHeaderVersioning
 
 from mcp_endpoint.compat import is_toolkit_class
 from mcp_endpoint.rest_framework.descriptions import description_for
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
-from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS
+from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS, identifier, model_of, plural_of
 from mcp_endpoint.schema import SchemaError, bound_strings, compact_choices, portable
 from mcp_endpoint.scopes import declares_scopes, default_scopes
 
@@ -123,6 +124,10 @@ class ActionSpec:
     plural: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
+    # What the answer's items are, for the text of a result: the tool's own nouns, or, for
+    # a custom action that answers with another kind (a document's notes), that kind's.
+    item_singular: str
+    item_plural: str
     annotations: dict[str, Any]
     description: str
     required_scopes: frozenset[str]
@@ -148,6 +153,13 @@ class ActionSpec:
     accept: str = JSON
     # Filters offered inside the "lookups" argument rather than as arguments of their own.
     lookup_arguments: frozenset[str] = frozenset()
+    # Query arguments whose list is sent as one comma-separated value, as their OpenAPI
+    # parameter says (style form, explode false: django-filter's BaseInFilter); other
+    # lists are sent as repeated parameters.
+    comma_arguments: frozenset[str] = frozenset()
+    # Query arguments named otherwise than their parameter, which a path parameter's name
+    # takes (``query_id`` for ``?id=``): argument -> query parameter.
+    query_names: Mapping[str, str] = field(default_factory=dict)
     # The body is a list, held by the "items" argument.
     body_list: bool = False
     # The action takes a body whose schema yielded no fields (nothing to send).
@@ -236,12 +248,21 @@ def describe(
     kwarg_schemas = url_kwarg_schemas(route.path_regex)
     path_arguments: dict[str, str] = {}
     query_arguments: set[str] = set()
+    # Query parameters whose list is one comma-separated value (style form, explode false).
+    comma_arguments: set[str] = set()
     body_arguments: set[str] = set()
     body_nested = False
     properties: dict[str, Any] = {}
     required: list[str] = []
+    in_path = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "path"}
+    # Query parameters renamed because a path parameter has their name (a document's
+    # notes at {id}/notes/ deleting the note ?id=...): argument -> query parameter.
+    query_names: dict[str, str] = {}
     for parameter in operation.get("parameters", []):
         pname = parameter["name"]
+        if parameter.get("in") == "query" and pname in in_path:
+            query_names[f"query_{pname}"] = pname
+            pname = f"query_{pname}"
         schema = portable(parameter.get("schema", {"type": "string"}), components)
         if parameter.get("description") and "description" not in schema:
             schema["description"] = parameter["description"]
@@ -265,6 +286,8 @@ def describe(
             required.append(pname)
         elif parameter.get("in") == "query":
             query_arguments.add(pname)
+            if parameter.get("explode") is False and parameter.get("style", "form") == "form":
+                comma_arguments.add(pname)
         else:
             continue
         properties[pname] = schema
@@ -328,14 +351,29 @@ def describe(
         input_schema["required"] = required
     input_schema["additionalProperties"] = False
     output_schema, list_output = output_from(operation, components)
+    answer_serializer = response_serializer(view)
     if output_schema is not None:
-        output_schema = compact_choices(output_schema, limit=choices.large_choice_list, output=True)
+        output_schema = untyped_method_fields(output_schema, answer_serializer)
+    item_singular, item_plural = (
+        (singular, plural)
+        if action in STANDARD_ACTIONS
+        else item_nouns(answer_serializer, viewset, singular, plural)
+    )
+    if output_schema is not None:
+        # Large choice lists first (their listing in the description goes with them), then
+        # what no output schema constrains.
+        output_schema = requiring_nothing(
+            compact_choices(output_schema, limit=choices.large_choice_list, output=True)
+        )
+        if list_output:
+            output_schema["required"] = ["results"]  # the tool's own wrapper: always there
     if (
         method == "GET"
         and media_type == JSON
         and not route.detail
         and not list_output
         and "results" not in (output_schema or {}).get("properties", {})
+        and not declares_one_object(view, viewset)
     ):
         warnings.append(
             f"the list action {action!r} is described as returning one object, so "
@@ -349,6 +387,8 @@ def describe(
         route=route,
         singular=singular,
         plural=plural,
+        item_singular=item_singular,
+        item_plural=item_plural,
         input_schema=bound_strings(
             compact_choices(
                 strip_flagged(input_schema, "readOnly"),
@@ -380,6 +420,8 @@ def describe(
         path_arguments=path_arguments,
         fixed_kwargs=fixed_kwargs,
         query_arguments=frozenset(query_arguments),
+        comma_arguments=frozenset(comma_arguments & query_arguments),
+        query_names=query_names,
         body_arguments=frozenset(body_arguments),
         body_nested=body_nested,
         list_output=list_output,
@@ -418,6 +460,24 @@ def guessed_body(view: Any, viewset: type[Any], action: str, detail: bool, metho
         # the schema, which drf-spectacular tolerated: the body stays as described.
         return False
     return first is not second and type(first) is type(second)
+
+
+def declares_one_object(view: Any, viewset: type[Any]) -> bool:
+    """Whether a list-route action says it answers with one object: its response is
+    declared (``@extend_schema(responses=StatsSerializer)``), or the action has a
+    serializer of its own (``@action(serializer_class=...)``), not the viewset's guessed.
+
+    A declared response is the same object each time drf-spectacular asks for it; the
+    guess is a new instance from ``view.get_serializer()`` each time.
+    """
+    try:
+        if view.get_serializer_class() is not getattr(viewset, "serializer_class", None):
+            return True
+        inspector = spectacular_schema(view)
+        return bool(inspector.get_response_serializers() is inspector.get_response_serializers())
+    except Exception:
+        # Host code on the made-up request the schema is built for: still a guess.
+        return False
 
 
 def spectacular_schema(view: Any) -> AutoSchema:
@@ -598,6 +658,138 @@ def output_from(
             }, True
         return output, False
     return None, False
+
+
+# Keywords of a schema whose values are schemas, or lists or maps of schemas.
+SUBSCHEMA_KEYWORDS = ("items", "additionalProperties", "not", "contains")
+SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+# What a serializer checks of a value written, which says nothing of the values read: a
+# row saved before a choice was removed, or by another path than the serializer, is sent
+# as it is by REST.
+WRITE_CONSTRAINTS = frozenset(
+    {"required", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum"}
+    | {"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"}
+)
+
+
+def requiring_nothing(schema: Any) -> Any:
+    """An output schema that names properties and types, and constrains nothing else.
+
+    The rule for every advertised output schema: it names the properties a result may have
+    and their types, requires none of them, and carries none of the checks a serializer
+    makes of what is written (choices, lengths, bounds, patterns). A host's serializer can
+    leave any field out (``to_representation`` that drops one, a ``fields=`` or
+    ``full_perms`` parameter that picks them), and a stored value can predate a choice list;
+    nothing in the OpenAPI document says which, and a client that validates (the official
+    SDKs do) would refuse every such result. (The tool's own wrapper of a bare list,
+    ``results``, is always there: :func:`build_spec` requires it again.)
+    """
+    if isinstance(schema, list):
+        return [requiring_nothing(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in WRITE_CONSTRAINTS and not isinstance(value, dict):
+            continue
+        if key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+            out[key] = {name: requiring_nothing(sub) for name, sub in value.items()}
+        elif key in SUBSCHEMA_KEYWORDS or key in SUBSCHEMA_LISTS:
+            out[key] = requiring_nothing(value)
+        else:
+            out[key] = value
+    return out
+
+
+def response_serializer(view: Any) -> Any:
+    """The serializer drf-spectacular described the action's answer with, when it is one
+    (not a dict of them by status, nor a bare type); None when host code cannot say."""
+    try:
+        serializer = spectacular_schema(view).get_response_serializers()
+    except Exception:
+        # Host code (get_serializer_class, a serializer's __init__) on the made-up request
+        # the schema is built for: the schema stays as drf-spectacular wrote it.
+        return None
+    if isinstance(serializer, type) and issubclass(serializer, serializers.BaseSerializer):
+        try:
+            serializer = serializer()
+        except Exception:
+            return None
+    return serializer if isinstance(serializer, serializers.BaseSerializer) else None
+
+
+def item_nouns(serializer: Any, viewset: type[Any], singular: str, plural: str) -> tuple[str, str]:
+    """(singular, plural) of what a custom action answers with: its serializer's model's
+    names when that is another model than the viewset's (``Note``, ``notes``), the
+    serializer's own name when it has no model (``StatisticsSerializer``: ``statistics``),
+    else the tool's own nouns."""
+    if isinstance(serializer, serializers.ListSerializer):
+        serializer = serializer.child
+    if serializer is None:
+        return singular, plural
+    model = getattr(getattr(serializer, "Meta", None), "model", None)
+    if model is not None:
+        if model is model_of(viewset):
+            return singular, plural
+        one = force_str(model._meta.verbose_name)
+        declared = "verbose_name_plural" in model._meta.original_attrs
+        many = force_str(model._meta.verbose_name_plural) if declared else plural_of(one)
+        return identifier(one), identifier(many)
+    name = type(serializer).__name__.removesuffix("Serializer")
+    if not name or name == "Serializer":
+        return singular, plural
+    one = identifier(re.sub(r"(?<!^)(?=[A-Z])", "_", name))
+    return one, identifier(plural_of(one.replace("_", " ")))
+
+
+def untyped_method_fields(schema: dict[str, Any], serializer: Any) -> dict[str, Any]:
+    """``schema`` with the type of each ``SerializerMethodField`` of the answer's serializer
+    left open (its description kept), unless the host declared it with
+    ``@extend_schema_field``.
+
+    drf-spectacular types such a field from the method's Python return hint, which nothing
+    checks against what the method returns (``-> str`` over a count, a ``set``); a wrong
+    hint would make real results fail the advertised schema.
+    """
+    if serializer is None:
+        return schema
+    item = schema
+    results = schema.get("properties", {}).get("results")
+    if isinstance(results, dict) and isinstance(results.get("items"), dict):
+        item = results["items"]  # a bare list wrapped, or a paginator's page
+    _open_method_fields(item, serializer)
+    return schema
+
+
+def _open_method_fields(schema: Any, serializer: Any) -> None:
+    if isinstance(serializer, serializers.ListSerializer):
+        serializer = serializer.child
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict) or not isinstance(serializer, serializers.Serializer):
+        return
+    try:
+        fields = serializer.fields
+    except Exception:
+        return  # host code building the fields on a made-up request
+    for name, declared in fields.items():
+        prop = properties.get(name)
+        if not isinstance(prop, dict):
+            continue
+        if isinstance(declared, serializers.SerializerMethodField):
+            method = getattr(declared.parent, declared.method_name, None)
+            if not hasattr(method, "_spectacular_annotation"):
+                properties[name] = {k: v for k, v in prop.items() if k in ("description", "title")}
+        elif isinstance(declared, serializers.BaseSerializer):
+            nested = (
+                prop.get("items", prop)
+                if isinstance(declared, serializers.ListSerializer)
+                else prop
+            )
+            branches = nested.get("anyOf") if isinstance(nested, dict) else None
+            for branch in branches if isinstance(branches, list) else [nested]:
+                _open_method_fields(branch, declared)
 
 
 def annotations_for(

@@ -45,9 +45,15 @@ class ViewSetTool(Tool):
         detail: bool,
         name: str,
         options: ActionOptions,
+        method: str | None = None,
+        handler: str | None = None,
     ) -> None:
         self.registration = registration
         self.action = action
+        # The HTTP method of one tool of an action routed for several (None: its only one),
+        # and the viewset method that answers it (``.mapping`` may name another).
+        self.method = method
+        self.handler = handler or action
         self.detail = detail
         self.name = name
         self.options = options

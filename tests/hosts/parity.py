@@ -137,6 +137,12 @@ def same_data(rest: Any, mcp: Any) -> None:
             if isinstance(value, str) and isinstance(rest_id, int) and isinstance(mcp_id, int):
                 value = value.replace(f"/{rest_id}/", f"/{mcp_id}/")
             assert mcp[key] == value, key
+    elif isinstance(rest, list) and isinstance(mcp, list):
+        # A list an action answers with after a write (the notes it added one to): item by
+        # item, each with the allowances above.
+        assert len(mcp) == len(rest)
+        for rest_item, mcp_item in zip(rest, mcp, strict=True):
+            same_data(rest_item, mcp_item)
     else:
         assert mcp == rest
 
