@@ -28,7 +28,7 @@ def field_value(field: models.Field[Any, Any], n: int, user: Any) -> Any:
         related = field.related_model
         if related is get_user_model():
             return user
-        return related._default_manager.order_by("pk")[n : n + 1].first() or (  # type: ignore[union-attr]
+        return related._base_manager.order_by("pk")[n : n + 1].first() or (  # type: ignore[union-attr]
             None if field.null else NotImplemented
         )
     kinds: list[tuple[type[Any], Any]] = [
@@ -77,7 +77,10 @@ def seed_model(model: type[models.Model], user: Any) -> int:
             values[field.name] = value
         try:
             with transaction.atomic():
-                model._default_manager.create(**values)
+                # The base manager: a host's default manager may refuse to work outside
+                # a request (a row scope its middleware activates), as a seed script's
+                # would not.
+                model._base_manager.create(**values)
         except (IntegrityError, ValueError, TypeError):
             continue
         made += 1
