@@ -325,6 +325,10 @@ class UvicornServer(LiveServer):
         super().stop()
 
 
+# What a task worker prints once it has said it is alive.
+READY_LINE = b"ready (backend"
+
+
 class TaskWorker:
     """A ``manage.py mcp_task_worker`` process (django-tasks-db's worker, kept running
     through database outages) beside a live server: it runs the long-running tools' tasks
@@ -358,7 +362,20 @@ class TaskWorker:
             ],
             cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        self.wait_ready()
         return self
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until the worker has said it is alive (the server announces tasks from
+        then on), or fail with its log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if READY_LINE in self.log_path.read_bytes():
+                return
+            if not self.alive():
+                break
+            time.sleep(0.1)
+        raise RuntimeError(f"The task worker did not start:\n{self.log_tail()}")
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
