@@ -280,7 +280,7 @@ class WorkerPresence:
     def __init__(self, backend: str, seconds: float) -> None:
         self.backend = backend
         self.seconds = seconds
-        self.name = worker_name()
+        self.name = f"{worker_name()}/{backend}"[:200]
         self.stopped = threading.Event()
         self.thread = threading.Thread(
             target=self.run, name="mcp-task-worker-presence", daemon=True

@@ -325,10 +325,6 @@ class UvicornServer(LiveServer):
         super().stop()
 
 
-# What a task worker prints once it has said it is alive.
-READY_LINE = b"ready (backend"
-
-
 class TaskWorker:
     """A ``manage.py mcp_task_worker`` process (django-tasks-db's worker, kept running
     through database outages) beside a live server: it runs the long-running tools' tasks
@@ -338,6 +334,9 @@ class TaskWorker:
         with LiveServer(tmp_path) as server, TaskWorker(server):
             ...
     """
+
+    # What the worker prints once it has said it is alive.
+    ready_line = b"ready (backend"
 
     def __init__(
         self,
@@ -370,7 +369,7 @@ class TaskWorker:
         then on), or fail with its log."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if READY_LINE in self.log_path.read_bytes():
+            if self.ready_line in self.log_path.read_bytes():
                 return
             if not self.alive():
                 break
@@ -408,6 +407,38 @@ class TaskWorker:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class CeleryWorker(TaskWorker):
+    """A Celery worker process (``celery -A project.celery worker``) beside a live server
+    whose ``TASKS`` name :class:`mcp_endpoint.celery.CeleryBackend` on ``queue``: one
+    process, one task at a time (``--pool solo``), so that :meth:`kill` kills the very
+    process running the tool. Stopped by its PID."""
+
+    ready_line = b" ready."
+
+    def __init__(self, server: LiveServer, queue: str) -> None:
+        super().__init__(server)
+        self.queue = queue
+        self.name = f"mcp-{secrets.token_hex(3)}"
+
+    def start(self) -> CeleryWorker:
+        self._log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "project.celery", "worker",
+                "-Q", self.queue, "--pool", "solo", "-n", f"{self.name}@%h",
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+                "--loglevel", "INFO",
+            ],
+            cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
 
 class TcpProxy:

@@ -521,6 +521,20 @@ def test_e091_needs_no_check_when_a_framework_is_installed(throwaway: Endpoint) 
     assert "mcp_endpoint.E091" not in ids(check_tasks(), throwaway)
 
 
+def test_a_run_whose_tool_started_already_is_not_run_again(demo: TaskClient) -> None:
+    # A broker gives a message again when its worker was lost mid-run (Celery's
+    # acks_late): the tool never starts twice for one enqueue.
+    now = timezone.now()
+    task = ToolTask.objects.create(
+        id="redelivered", endpoint="mcp", tool="export_project_tasks",
+        arguments={"project_id": 1}, protocol_version="2026-07-28", owner="x",
+        expires=now + timedelta(hours=1), heartbeat=now,
+    )  # fmt: skip
+    run_tool_task.call(task.id)
+    task.refresh_from_db()
+    assert task.status == "working" and task.result is None and task.heartbeat == now
+
+
 # -- pruning ---------------------------------------------------------------------------------
 
 
