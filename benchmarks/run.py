@@ -758,7 +758,7 @@ def run_scaling(env: dict[str, str], workdir: Path, key: str, options: Options) 
     gets a warm-up and ``--rounds`` runs of ``--duration`` seconds; the median is shown."""
     if not env.get("DATABASE_URL") or not env.get("REDIS_URL"):
         return "scaling: skipped (it runs on PostgreSQL and Redis: set DATABASE_URL and REDIS_URL)"
-    rows = [["web workers", "MCP list_tasks req/s (median)", "per worker", "vs 1 worker"]]
+    rows = [["web workers", "list_tasks req/s", "per worker", "vs 1 worker", "non-2xx/errors"]]
     first = 0.0
     for workers in SCALING_WORKERS:
         target = mcp_list_tasks(f" (uvicorn -w {workers})")
@@ -768,21 +768,23 @@ def run_scaling(env: dict[str, str], workdir: Path, key: str, options: Options) 
         try:
             server.wait_ready()
             run_wrk(server.base, target, key, options.warmup, options.threads, options.connections)
-            rates = [
+            runs = [
                 run_wrk(
                     server.base, target, key, options.duration, options.threads,
                     options.connections,
-                ).rate
+                )
                 for _ in range(options.rounds)
             ]  # fmt: skip
         finally:
             server.stop()
-        rate = statistics.median(rates)
+        rate = statistics.median(run.rate for run in runs)
         first = first or rate
-        rows.append([str(workers), f"{rate:.0f}", f"{rate / workers:.0f}", f"{rate / first:.2f}"])
+        failed = sum(run.bad + run.errors for run in runs)
+        shares = f"{rate / workers:.0f}", f"{rate / first:.2f}"
+        rows.append([str(workers), f"{rate:.0f}", *shares, str(failed)])
         print(f"scaling: {workers} worker(s) done", flush=True)
     print("\n== scaling: uvicorn, 1, 2 and 4 web workers, PostgreSQL + Redis", flush=True)
-    print_rows(rows, {0, 1, 2, 3})
+    print_rows(rows, {0, 1, 2, 3, 4})
     return ""
 
 

@@ -23,7 +23,6 @@ import queue
 import secrets
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +34,9 @@ from mcp_endpoint.protocol.tasks import EXTENSION
 from mcp_endpoint.task_recovery import LOST
 from tests.live_server import HOST, TaskWorker, UvicornServer, manage, missing, run_script
 from tests.test_e2e_sdk import DEMO_PROJECT, create_key
-from tests.test_resumption import raw, sse_events
+from tests.test_resumption import resume_across, sse_events
 from tests.test_sessions import LEGACY, SSE, in_session
+from tests.test_subscriptions import patch_task
 from tests.test_tasks_live import redis_reachable
 
 pytestmark = pytest.mark.e2e
@@ -150,33 +150,7 @@ def test_a_session_opened_on_one_web_process_is_used_on_the_other(topology: Topo
 def test_a_stream_started_on_one_web_process_resumes_on_the_other(topology: Topology) -> None:
     # The conformance fixture's reconnection tool: its stream on A ends after the priming
     # event, and the client resumes it, here on B, with Last-Event-ID.
-    a, b = topology.a.port, topology.b.port
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": LEGACY, "capabilities": {}}}  # fmt: skip
-    status, headers, _ = raw(a, "POST", init)
-    assert status == 200
-    session = headers["mcp-session-id"]
-    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-               "params": {"name": "test_reconnection", "arguments": {}}}  # fmt: skip
-    status, headers, body = raw(a, "POST", message, in_session(session, Accept=SSE))
-    assert status == 200 and headers["content-type"] == "text/event-stream"
-    (priming,) = sse_events(body)
-    status, headers, body = raw(b, "GET", None, in_session(session, **{
-        "Last-Event-ID": priming["id"], "Accept": "text/event-stream"}))  # fmt: skip
-    assert status == 200, body
-    (answer,) = sse_events(body)
-    assert answer["data"]["id"] == 2 and answer["data"]["result"]["isError"] is False
-
-
-def patch_task(server: UvicornServer, key: str, task_id: int, title: str) -> None:
-    request = urllib.request.Request(
-        server.url(f"/api/tasks/{task_id}/"),
-        data=json.dumps({"title": title}).encode(),
-        method="PATCH",
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=20) as response:
-        assert response.status == 200
+    resume_across(topology.a.port, topology.b.port)
 
 
 def test_a_subscription_made_on_one_web_process_streams_on_the_other(topology: Topology) -> None:
@@ -203,7 +177,7 @@ def test_a_subscription_made_on_one_web_process_streams_on_the_other(topology: T
     try:
         # A change before the stream is registered is not news to it: change until heard.
         for attempt in range(20):
-            patch_task(topology.a, topology.key, topology.task, f"Renamed {attempt}")
+            assert patch_task(topology.a, topology.key, topology.task, f"Renamed {attempt}") == 200
             deadline = time.monotonic() + 1.5
             while b"notifications/resources/updated" not in heard:
                 try:
