@@ -5,6 +5,9 @@ The live test (tests/test_celery_live.py) runs it on a real worker and RabbitMQ.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from mcp_endpoint.celery import RUN, CeleryBackend, own_aliases
 from mcp_endpoint.tasks import run_tool_task
+from tests.live_server import ROOT
 
 # An app of the test's own, never connected: sending is replaced by recording.
 app = Celery("tests", broker="memory://", set_as_current=False)
@@ -76,3 +80,17 @@ def test_own_aliases_are_the_backends_named_in_tasks(settings: Any) -> None:
         "celery": {"BACKEND": "mcp_endpoint.celery.CeleryBackend"},
     }
     assert own_aliases() == ["celery"]
+
+
+def test_a_host_without_the_backend_never_imports_celery() -> None:
+    script = (
+        "import sys, django; django.setup(); "
+        "from mcp_endpoint import site; site.urls; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'celery'))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=120, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "[]"
