@@ -291,8 +291,8 @@ def test_a_task_whose_key_was_revoked_before_it_ran_fails_without_running(
     demo: TaskClient, project: Project, alice_key: str
 ) -> None:
     task_id = demo.call("export_project_tasks", {"project_id": project.pk})["taskId"]
-    # As if the worker got to it only now: back to working, result gone, key revoked.
-    ToolTask.objects.filter(pk=task_id).update(status="working", result=None)
+    # As if the worker got to it only now: back to working, never started, key revoked.
+    ToolTask.objects.filter(pk=task_id).update(status="working", result=None, heartbeat=None)
     APIKey.objects.get_for_raw_key(alice_key).revoke()  # type: ignore[union-attr]
     run_tool_task.call(task_id)
     row = ToolTask.objects.get(pk=task_id)
