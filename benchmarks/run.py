@@ -16,7 +16,9 @@ Each *setup* starts its own servers on 127.0.0.1 (free ports) and runs its compa
   SDK's stateless JSON server (``benchmarks/sdk_server.py``) under uvicorn with 1 worker;
 - ``cpu``: no server: ``benchmarks/cpu.py``, the CPU time per request in one process;
 - ``memory``: gunicorn, 2 workers: each worker's RSS after a warm-up, and after
-  ``--memory-requests`` mixed requests (MCP and REST).
+  ``--memory-requests`` mixed requests (MCP and REST);
+- ``scaling``: uvicorn with 1, 2 and 4 workers on PostgreSQL and Redis (``DATABASE_URL``,
+  ``REDIS_URL``; skipped without them): MCP ``list_tasks`` throughput per worker count.
 
 The database is a fresh SQLite file in a temporary folder and the cache a file cache, or
 ``DATABASE_URL`` / ``REDIS_URL`` when set (migrated and seeded, which is idempotent; the
@@ -305,8 +307,10 @@ def sdk_setup() -> Setup:
     )
 
 
-# Run by themselves, after the setups: the in-process CPU table and the memory row.
-EXTRAS = ("cpu", "memory")
+# Run by themselves, after the setups: the in-process CPU table, the memory row and the
+# scaling row.
+EXTRAS = ("cpu", "memory", "scaling")
+SCALING_WORKERS = (1, 2, 4)
 
 SETUPS: dict[str, Callable[[], Setup]] = {
     "wsgi": wsgi_setup,
@@ -747,6 +751,43 @@ def run_memory(env: dict[str, str], workdir: Path, key: str, options: Options) -
     return met, "\n".join(lines)
 
 
+def run_scaling(env: dict[str, str], workdir: Path, key: str, options: Options) -> str:
+    """Throughput of MCP list_tasks under uvicorn with 1, 2 and 4 web workers on PostgreSQL
+    and Redis (``DATABASE_URL``, ``REDIS_URL``): every worker shares the database, the
+    cache, the throttles and the caps, as the processes of several machines do. Each count
+    gets a warm-up and ``--rounds`` runs of ``--duration`` seconds; the median is shown."""
+    if not env.get("DATABASE_URL") or not env.get("REDIS_URL"):
+        return "scaling: skipped (it runs on PostgreSQL and Redis: set DATABASE_URL and REDIS_URL)"
+    rows = [["web workers", "list_tasks req/s", "per worker", "vs 1 worker", "non-2xx/errors"]]
+    first = 0.0
+    for workers in SCALING_WORKERS:
+        target = mcp_list_tasks(f" (uvicorn -w {workers})")
+        server = Server(
+            ServerSpec(kind="uvicorn", workers=workers), env, workdir, f"scaling-{workers}"
+        )
+        try:
+            server.wait_ready()
+            run_wrk(server.base, target, key, options.warmup, options.threads, options.connections)
+            runs = [
+                run_wrk(
+                    server.base, target, key, options.duration, options.threads,
+                    options.connections,
+                )
+                for _ in range(options.rounds)
+            ]  # fmt: skip
+        finally:
+            server.stop()
+        rate = statistics.median(run.rate for run in runs)
+        first = first or rate
+        failed = sum(run.bad + run.errors for run in runs)
+        shares = f"{rate / workers:.0f}", f"{rate / first:.2f}"
+        rows.append([str(workers), f"{rate:.0f}", *shares, str(failed)])
+        print(f"scaling: {workers} worker(s) done", flush=True)
+    print("\n== scaling: uvicorn, 1, 2 and 4 web workers, PostgreSQL + Redis", flush=True)
+    print_rows(rows, {0, 1, 2, 3, 4})
+    return ""
+
+
 def run_cpu(options: Options) -> str:
     """CPU time per request in one process (``benchmarks/cpu.py``): steady on a busy machine."""
     print("\n== cpu: CPU time per request in process (benchmarks/cpu.py)", flush=True)
@@ -829,6 +870,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 if name == "cpu":
                     cpu = run_cpu(options)
+                    continue
+                if name == "scaling":
+                    skipped = run_scaling(env, workdir, key, options)
+                    if skipped:
+                        problems.append(skipped)
                     continue
                 setup = SETUPS[name]()
                 problems += run_setup(setup, env, workdir, key, options)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from importlib import import_module
+
 from django.apps import AppConfig
+from django.conf import settings
 from django.utils.module_loading import autodiscover_modules
 
 
@@ -18,3 +21,11 @@ class MCPEndpointConfig(AppConfig):
 
         # Each installed app's mcp.py registers its tools, as admin.py modules do.
         autodiscover_modules("mcp")
+
+        # A Celery worker of a host whose TASKS name the Celery backend needs its task and
+        # signals registered before it is ready; a host without it never imports Celery.
+        tasks = getattr(settings, "TASKS", None) or {}
+        if any(
+            str(c.get("BACKEND", "")).startswith("mcp_endpoint.celery.") for c in tasks.values()
+        ):
+            import_module("mcp_endpoint.celery")

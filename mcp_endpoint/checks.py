@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
@@ -795,15 +797,20 @@ def check_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return errors
 
 
+def long_running_backends() -> Iterator[tuple[Any, str]]:
+    """``(endpoint, backend class path)`` of each endpoint with long-running tools."""
+    backends = getattr(settings, "TASKS", None) or {}
+    for endpoint in all_endpoints():
+        if any(t.task_support != "forbidden" for t in endpoint.tools):
+            alias = endpoint.settings.TASK_BACKEND
+            yield endpoint, str(backends.get(alias, {}).get("BACKEND", ""))
+
+
 @register(Tags.compatibility, deploy=True)
 def check_task_workers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """W090 (deploy): long-running tools on a backend that runs them in the web worker."""
-    backends = getattr(settings, "TASKS", None) or {}
     warnings: list[CheckMessage] = []
-    for endpoint in all_endpoints():
-        if not any(t.task_support != "forbidden" for t in endpoint.tools):
-            continue
-        backend = str(backends.get(endpoint.settings.TASK_BACKEND, {}).get("BACKEND", ""))
+    for endpoint, backend in long_running_backends():
         if not backend or backend.endswith(IN_PROCESS_TASK_BACKENDS):
             warnings.append(
                 Warning(
@@ -816,4 +823,39 @@ def check_task_workers(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
                     id="mcp_endpoint.W090",
                 )
             )
+    return warnings
+
+
+@register(Tags.compatibility, deploy=True)
+def check_task_worker_seen(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W091 (deploy): long-running tools, and no worker of their backend seen running."""
+    from django.db import Error as DatabaseError
+
+    from mcp_endpoint import task_recovery
+
+    warnings: list[CheckMessage] = []
+    for endpoint, backend in long_running_backends():
+        if not backend or backend.endswith(IN_PROCESS_TASK_BACKENDS):
+            continue  # W090's
+        alias = endpoint.settings.TASK_BACKEND
+        try:
+            seen = task_recovery.last_worker_seen(alias)
+        except DatabaseError:
+            continue  # not migrated yet: migrate's own checks come first
+        window = task_recovery.stale_after(endpoint.settings)
+        if seen is not None and seen >= timezone.now() - window:
+            continue
+        when = f"last seen {seen.isoformat(timespec='seconds')}" if seen else "never seen"
+        warnings.append(
+            Warning(
+                f"Endpoint {endpoint.name!r} has long-running tools on the task backend "
+                f"{alias!r}, and no worker of it is running ({when}): their tasks would stay "
+                "working, so the tasks extension is not announced.",
+                hint="Start the backend's workers (manage.py mcp_task_worker for "
+                "django-tasks-db, a Celery worker for mcp_endpoint.celery.CeleryBackend); "
+                "see docs/deployment.md.",
+                obj=endpoint,
+                id="mcp_endpoint.W091",
+            )
+        )
     return warnings

@@ -13,11 +13,13 @@ server, :class:`DjangoClientHTTP` for the host's own URLconf in process.
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import re
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from mcp_endpoint.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcp_endpoint.protocol.versions import (
     LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
@@ -114,6 +117,13 @@ class HTTP(Protocol):
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
     ) -> Response: ...
 
+    def listen(
+        self, url: str, headers: Mapping[str, str], body: bytes, hold: float
+    ) -> tuple[Response, bool]:
+        """POST ``body``, read the answer's first event; ``(answer so far, held)``, where
+        held says whether the stream was still open ``hold`` seconds later."""
+        ...
+
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     # A redirect is itself a finding: clients do not repeat a POST through one.
@@ -146,6 +156,48 @@ class URLLibHTTP:
             # ValueError: http.client's InvalidURL (a port that is not a number, say).
             return Response(0, {}, str(exc).encode())
 
+    def listen(
+        self, url: str, headers: Mapping[str, str], body: bytes, hold: float
+    ) -> tuple[Response, bool]:
+        parts = urlsplit(url)
+        secure = parts.scheme == "https"
+        kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
+        try:
+            connection = kind(parts.netloc, timeout=self.timeout)
+        except ValueError as exc:
+            return Response(0, {}, str(exc).encode()), False
+        try:
+            connection.request("POST", parts.path or "/", body=body, headers=dict(headers))
+            answer = connection.getresponse()
+            found = {k.lower(): v for k, v in answer.getheaders()}
+            if answer.status != 200 or "text/event-stream" not in found.get("content-type", ""):
+                return Response(answer.status, found, answer.read()), False
+            read = first_event(iter(answer.readline, b""))
+            if connection.sock is not None:
+                connection.sock.settimeout(hold)
+            try:
+                # Keepalives may come; the end of the stream must not.
+                while answer.readline():
+                    pass
+                held = False
+            except TimeoutError:
+                held = True
+            return Response(answer.status, found, read), held
+        except (OSError, http.client.HTTPException) as exc:
+            return Response(0, {}, str(exc).encode()), False
+        finally:
+            connection.close()
+
+
+def first_event(lines: Any) -> bytes:
+    """The lines of an event stream up to the end of its first event."""
+    read = b""
+    for line in lines:
+        read += line
+        if read.strip() and line in (b"\n", b"\r\n", b""):
+            break
+    return read
+
 
 class DjangoClientHTTP:
     """HTTP to the host's own URLconf through Django's test client, in process."""
@@ -172,6 +224,14 @@ class DjangoClientHTTP:
         )
         content = b"".join(answer.streaming_content) if answer.streaming else answer.content  # type: ignore[attr-defined]
         return Response(answer.status_code, {k.lower(): v for k, v in answer.items()}, content)
+
+    def listen(
+        self, url: str, headers: Mapping[str, str], body: bytes, hold: float
+    ) -> tuple[Response, bool]:
+        # In process the test client serves WSGI: a stream it returns has ended.
+        answer = self.request("POST", url, headers, body)
+        events = answer.body.splitlines(keepends=True)
+        return Response(answer.status, answer.headers, first_event(iter(events))), False
 
 
 def http_url(value: Any) -> str | None:
@@ -206,6 +266,13 @@ class Doctor:
     session_id: str | None = None
     next_id: int = 0
     pattern_seconds: float = PATTERN_SECONDS
+    # Asked for: a long-running tool to run as a task to its end (with these arguments,
+    # within task_seconds), and a resource URI to listen to (held for hold_seconds).
+    task_tool: str | None = None
+    task_arguments: dict[str, Any] = field(default_factory=dict)
+    task_seconds: float = 60.0
+    subscribe_uri: str | None = None
+    hold_seconds: float = 2.0
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -290,7 +357,11 @@ class Doctor:
                 tools = self.list_tools()
                 if tools is not None:
                     self.check_tools(tools)
-            self.check_modern_discover()
+            capabilities = self.check_modern_discover()
+            if self.task_tool:
+                self.check_task(capabilities)
+            if self.subscribe_uri:
+                self.check_subscription(capabilities)
         self.check_cors()
         return self.findings
 
@@ -490,19 +561,27 @@ class Doctor:
             )
         return True
 
-    def check_modern_discover(self) -> None:
+    def modern_rpc(
+        self, method: str, params: dict[str, Any], *, name: str | None = None, tasks: bool = False
+    ) -> Response:
+        """A 2026-07-28 request (no session), its ``_meta`` mirrored in the headers."""
         meta = {
             META_PROTOCOL_VERSION: MODERN_VERSION,
-            META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}} if tasks else {},
             META_CLIENT_INFO: {"name": "mcp_doctor", "version": "1"},
         }
+        headers = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
         saved, self.session_id = self.session_id, None
-        answer = self.rpc(
-            "server/discover",
-            {"_meta": meta},
-            headers={"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "server/discover"},
-        )
-        self.session_id = saved
+        try:
+            return self.rpc(method, {**params, "_meta": meta}, headers=headers)
+        finally:
+            self.session_id = saved
+
+    def check_modern_discover(self) -> dict[str, Any]:
+        """``server/discover``; the capabilities it announces (empty when it failed)."""
+        answer = self.modern_rpc("server/discover", {})
         body = answer.json()
         result = body.get("result") if isinstance(body, dict) else None
         if answer.status != 200 or not isinstance(result, dict):
@@ -512,10 +591,137 @@ class Doctor:
                 "revision fall back to the handshake, one round trip later.",
                 'Keep "2026-07-28" in MCP_ENDPOINT["PROTOCOL_VERSIONS"].',
             )
-            return
+            return {}
         versions = result.get("supportedVersions")
         versions = versions if isinstance(versions, list) else []
         self.ok(f"server/discover: {', '.join(str(v) for v in versions)}")
+        capabilities = result.get("capabilities")
+        return capabilities if isinstance(capabilities, dict) else {}
+
+    def check_task(self, capabilities: dict[str, Any]) -> None:
+        """Run ``task_tool`` as a task, polling ``tasks/get`` until it ends or
+        ``task_seconds`` have passed."""
+        tool = str(self.task_tool)
+        extensions = capabilities.get("extensions")
+        if not isinstance(extensions, dict) or TASKS_EXTENSION not in extensions:
+            self.error(
+                "E050",
+                "server/discover does not announce the tasks extension: no task can run. The "
+                "server announces it only where its task backend runs tasks and a worker of "
+                "it has been seen.",
+                "Start the task backend's workers (manage.py mcp_task_worker, or Celery's); "
+                "see check mcp_endpoint.W091 and docs/deployment.md.",
+            )
+            return
+        params = {"name": tool, "arguments": self.task_arguments}
+        answer = self.modern_rpc("tools/call", params, name=tool, tasks=True)
+        body = answer.json()
+        result = body.get("result") if isinstance(body, dict) else None
+        if not isinstance(result, dict):
+            error = body.get("error") if isinstance(body, dict) else None
+            self.error("E051", f"tools/call {tool} as a task answered {answer.status}: {error}.")
+            return
+        if result.get("resultType") != "task" or not isinstance(result.get("taskId"), str):
+            self.warning(
+                "W052",
+                f"{tool} answered at once, not as a task: it is not a long-running tool "
+                "(task_support is forbidden), so this ran no task.",
+                'Name a tool registered with task_support="optional" or "required".',
+            )
+            return
+        task_id = result["taskId"]
+        started = time.monotonic()
+        pause = min(max(float(result.get("pollIntervalMs") or 500) / 1000, 0.05), 2.0)
+        while True:
+            status = result.get("status")
+            if status in ("completed", "failed", "cancelled"):
+                break
+            if time.monotonic() - started > self.task_seconds:
+                self.error(
+                    "E053",
+                    f"The task of {tool} was still {status} after {self.task_seconds:g} s: "
+                    "no worker ran it, or it takes longer.",
+                    "Start the task backend's workers, or give it longer with --task-seconds.",
+                )
+                return
+            time.sleep(pause)  # the server's pollIntervalMs, bounded by task_seconds
+            polled = self.modern_rpc("tasks/get", {"taskId": task_id}, name=task_id, tasks=True)
+            polled = polled.json()
+            found = polled.get("result") if isinstance(polled, dict) else None
+            if not isinstance(found, dict):
+                self.error("E051", f"tasks/get for the task of {tool} answered {polled!r}.")
+                return
+            result = found
+        seconds = time.monotonic() - started
+        if status == "completed":
+            outcome = result.get("result")
+            failed = isinstance(outcome, dict) and outcome.get("isError") is True
+            self.ok(
+                f"task {tool}: completed in {seconds:.1f} s"
+                + (" (with a tool error: check its arguments)" if failed else "")
+            )
+        else:
+            error = result.get("error")
+            message = error.get("message") if isinstance(error, dict) else error
+            self.error("E054", f"The task of {tool} ended {status}: {message}.")
+
+    def check_subscription(self, capabilities: dict[str, Any]) -> None:
+        """Listen to ``subscribe_uri`` (``subscriptions/listen``) and see the stream held."""
+        uri = str(self.subscribe_uri)
+        resources = capabilities.get("resources")
+        if not isinstance(resources, dict) or resources.get("subscribe") is not True:
+            self.error(
+                "E055",
+                "server/discover does not announce resources.subscribe: no client hears "
+                "resource updates here. It is announced where the server holds a stream "
+                "(ASGI) and updates reach every process (Redis, or one process).",
+                "Serve under uvicorn (ASGI) with SUBSCRIPTIONS_REDIS_URL or a Redis CACHE; "
+                "see docs/deployment.md.",
+            )
+            return
+        self.next_id += 1
+        meta = {
+            META_PROTOCOL_VERSION: MODERN_VERSION,
+            META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_INFO: {"name": "mcp_doctor", "version": "1"},
+        }
+        message = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": "subscriptions/listen",
+            "params": {"_meta": meta, "notifications": {"resourceSubscriptions": [uri]}},
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": MODERN_VERSION,
+            "Mcp-Method": "subscriptions/listen",
+            **self.proxy_headers(),
+        }
+        if self.credential:
+            headers["Authorization"] = f"Bearer {self.credential}"
+        answer, held = self.http.listen(
+            self.url, headers, json.dumps(message).encode(), self.hold_seconds
+        )
+        event = sse_data(answer.body)
+        params = event.get("params") if isinstance(event, dict) else None
+        honoured = params.get("notifications") if isinstance(params, dict) else None
+        listened = honoured.get("resourceSubscriptions") if isinstance(honoured, dict) else None
+        if answer.status != 200 or not isinstance(listened, list) or uri not in listened:
+            self.error(
+                "E056",
+                f"subscriptions/listen for {uri} answered {answer.status} without listening to "
+                f"it ({answer.body[:200]!r}).",
+                "The URI must be a live resource this credential may read.",
+            )
+        elif not held:
+            self.error(
+                "E057",
+                f"The listen stream for {uri} ended at once: updates would never arrive.",
+                "Serve the endpoint under an ASGI server (uvicorn); see docs/deployment.md.",
+            )
+        else:
+            self.ok(f"subscriptions/listen {uri}: held open {self.hold_seconds:g} s")
 
     def list_tools(self) -> list[dict[str, Any]] | None:
         tools: list[dict[str, Any]] = []
@@ -675,6 +881,16 @@ def routed_to(path: str) -> str:
         return ""
     route, view, _ = answered
     return f" (in ROOT_URLCONF, the pattern {route!r}, view {view}, answers {path})"
+
+
+def sse_data(body: bytes) -> Any:
+    """The JSON of the first event in ``body`` (an event stream's first event); None."""
+    text = body.decode("utf-8", "replace")
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    try:
+        return json.loads("\n".join(data)) if data else None
+    except (ValueError, RecursionError):
+        return None
 
 
 def answers_as_mcp(answer: Response) -> bool:

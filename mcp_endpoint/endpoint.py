@@ -327,6 +327,19 @@ class Endpoint:
         """Whether legacy clients may subscribe: it needs sessions, where subscriptions live."""
         return bool(self.settings.SESSIONS)
 
+    def live_updates(self, context: RequestContext) -> bool:
+        """Whether the deployment serving this request delivers resource updates to its
+        client (see :mod:`mcp_endpoint.deployment`)."""
+        from mcp_endpoint import deployment
+
+        return deployment.live_updates(self, context.transport, legacy=not context.modern)
+
+    def tasks_runnable(self) -> bool:
+        """Whether a task would be run: a backend that runs tasks, with a worker seen."""
+        from mcp_endpoint import deployment
+
+        return deployment.tasks_runnable(self)
+
     def subscribe(self, uri: str, context: RequestContext) -> None:
         from mcp_endpoint import subscriptions
 

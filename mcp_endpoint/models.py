@@ -384,5 +384,27 @@ class ToolTask(models.Model):
         return f"{self.tool} ({self.get_status_display()})"
 
 
+class TaskWorker(models.Model):
+    """A task worker that said it was alive: one row per worker process.
+
+    Workers of the endpoint's task backends (``manage.py mcp_task_worker``, a Celery worker
+    with :mod:`mcp_endpoint.celery`) write the time here every ``TASK_HEARTBEAT_MS``; the
+    ``W091`` check, ``mcp_doctor`` and the announcement of the tasks extension read it to
+    know that somebody runs the tasks enqueued (see :mod:`mcp_endpoint.task_recovery`).
+    """
+
+    name = models.CharField(_("worker"), max_length=200, primary_key=True)
+    backend = models.CharField(_("task backend"), max_length=100, db_index=True)
+    last_seen = models.DateTimeField(_("last seen"), db_index=True)
+
+    class Meta:
+        ordering = ["-last_seen"]
+        verbose_name = _("task worker")
+        verbose_name_plural = _("task workers")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.backend})"
+
+
 # Kept in the OAuth package with the code that uses it; imported here so Django finds it.
 from mcp_endpoint.oauth.models import RedeemedAuthorizationCode  # noqa: E402, F401

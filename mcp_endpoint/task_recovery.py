@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import socket
 import threading
 import time
 import uuid
@@ -220,3 +222,88 @@ def settle_abandoned(limit: int = 500) -> int:
         if endpoint is not None and abandoned(task, endpoint.settings) and settle(task):
             settled += 1
     return settled
+
+
+# -- workers that said they are alive ----------------------------------------------------------
+
+# Rows of workers unseen for this long are deleted as others write theirs.
+FORGET_WORKERS_AFTER = timedelta(days=1)
+
+
+def worker_name() -> str:
+    """This process, as its worker row names it: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"[:200]
+
+
+def worker_alive(backend: str, name: str | None = None) -> None:
+    """Write that this process's worker of ``backend`` is alive now."""
+    from mcp_endpoint.models import TaskWorker
+
+    now = timezone.now()
+    TaskWorker.objects.update_or_create(
+        name=name or worker_name(), defaults={"backend": backend, "last_seen": now}
+    )
+    TaskWorker.objects.filter(last_seen__lt=now - FORGET_WORKERS_AFTER).delete()
+
+
+def worker_gone(name: str | None = None) -> None:
+    """Forget this process's worker (it stops cleanly)."""
+    from mcp_endpoint.models import TaskWorker
+
+    TaskWorker.objects.filter(name=name or worker_name()).delete()
+
+
+def last_worker_seen(backend: str) -> Any:
+    """When a worker of ``backend`` last said it was alive; None if none ever did."""
+    from mcp_endpoint.models import TaskWorker
+
+    return (
+        TaskWorker.objects.filter(backend=backend)
+        .order_by("-last_seen")
+        .values_list("last_seen", flat=True)
+        .first()
+    )
+
+
+def worker_seen(backend: str, settings: MCPSettings) -> bool:
+    """Whether a worker of ``backend`` said it was alive within three heartbeats."""
+    seen = last_worker_seen(backend)
+    return seen is not None and seen >= timezone.now() - stale_after(settings)
+
+
+class WorkerPresence:
+    """A thread that writes that this worker process is alive every ``seconds``, from
+    :meth:`start` (which writes it once first, in the caller's thread) to :meth:`stop`
+    (which forgets the worker). A write that fails (the database is unreachable) is
+    skipped: the next one may get through."""
+
+    def __init__(self, backend: str, seconds: float) -> None:
+        self.backend = backend
+        self.seconds = seconds
+        self.name = f"{worker_name()}/{backend}"[:200]
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(
+            target=self.run, name="mcp-task-worker-presence", daemon=True
+        )
+
+    def start(self) -> WorkerPresence:
+        with contextlib.suppress(DatabaseError):
+            worker_alive(self.backend, self.name)
+        self.thread.start()
+        return self
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.seconds):
+                try:
+                    worker_alive(self.backend, self.name)
+                except DatabaseError as exc:
+                    logger.warning("task worker: presence not written (%s)", exc)
+                    close_old_connections()
+        finally:
+            connections.close_all()  # this thread's own connections only
+
+    def stop(self) -> None:
+        self.stopped.set()
+        with contextlib.suppress(DatabaseError):
+            worker_gone(self.name)

@@ -450,6 +450,12 @@ def run_tool_task(task_id: str) -> None:
     )
     if task is None or task.status != WORKING or task.expires <= timezone.now():
         return  # cancelled, expired or answered before a worker got to it
+    if task.heartbeat is not None:
+        # A run of this enqueue started the tool already: this is the broker giving the
+        # message again after its worker was lost. The tool never runs twice for one
+        # enqueue; the heartbeat rule fails the task as lost once that run is gone.
+        logger.warning("task %s: a run of it started already; not run again", task_id)
+        return
     endpoint = interfaces.find(task.endpoint)
     settings = endpoint.settings if endpoint is not None else mcp_settings
     valid, credential = restore_credential(task)

@@ -16,6 +16,8 @@ Everything that differs between a laptop, CI and production comes from the envir
 - ``DEMO_EXPORT_PACE_SECONDS``: a pause after each row of the CSV export (0 by default), so
   that a demonstration (or a test) can watch it work, cancel it or revoke its key.
 - ``DEMO_TASK_HEARTBEAT_MS``: how often a task's worker says it is alive (10000).
+- ``DEMO_TASK_ENGINE=celery``: long-running tools on Celery (``CELERY_BROKER_URL``,
+  ``DEMO_CELERY_QUEUE``) instead of django-tasks-db.
 - ``DEMO_MCP_SESSIONS=0`` turns legacy MCP sessions off (they are on;
   ``DEMO_MCP_SESSION_IDLE_SECONDS``, ``DEMO_MCP_SESSIONS_PER_CREDENTIAL`` tune them;
   ``DEMO_MCP_STREAMED_CALLS``, ``DEMO_MCP_PENDING``, ``DEMO_MCP_SINGLE_THREADED_WAIT`` set
@@ -28,6 +30,7 @@ from __future__ import annotations
 import os
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import django
@@ -71,7 +74,24 @@ INSTALLED_APPS = [
 if find_spec("django.tasks") is None:
     INSTALLED_APPS.append("django_tasks")
 INSTALLED_APPS.append("django_tasks_db")
-TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+TASKS: dict[str, dict[str, Any]] = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# Or on Celery (the ``celery`` extra), as many products already run it: DEMO_TASK_ENGINE=celery
+# with CELERY_BROKER_URL (RabbitMQ or Redis), workers started as
+# ``celery -A project.celery worker -Q $DEMO_CELERY_QUEUE``.
+if os.environ.get("DEMO_TASK_ENGINE") == "celery":
+    TASKS = {
+        "default": {
+            "BACKEND": "mcp_endpoint.celery.CeleryBackend",
+            "OPTIONS": {
+                "APP": "project.celery.app",
+                "QUEUE": os.environ.get("DEMO_CELERY_QUEUE", "mcp"),
+            },
+        }
+    }
+    CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//")
+    # One task at a time per worker process: a long-running tool holds its worker.
+    CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+    CELERY_TASK_ACKS_LATE = True
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

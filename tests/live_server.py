@@ -335,6 +335,9 @@ class TaskWorker:
             ...
     """
 
+    # What the worker prints once it has said it is alive.
+    ready_line = b"ready (backend"
+
     def __init__(
         self,
         server: LiveServer,
@@ -358,7 +361,20 @@ class TaskWorker:
             ],
             cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        self.wait_ready()
         return self
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until the worker has said it is alive (the server announces tasks from
+        then on), or fail with its log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ready_line in self.log_path.read_bytes():
+                return
+            if not self.alive():
+                break
+            time.sleep(0.1)
+        raise RuntimeError(f"The task worker did not start:\n{self.log_tail()}")
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -391,6 +407,38 @@ class TaskWorker:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class CeleryWorker(TaskWorker):
+    """A Celery worker process (``celery -A project.celery worker``) beside a live server
+    whose ``TASKS`` name :class:`mcp_endpoint.celery.CeleryBackend` on ``queue``: one
+    process, one task at a time (``--pool solo``), so that :meth:`kill` kills the very
+    process running the tool. Stopped by its PID."""
+
+    ready_line = b" ready."
+
+    def __init__(self, server: LiveServer, queue: str) -> None:
+        super().__init__(server)
+        self.queue = queue
+        self.name = f"mcp-{secrets.token_hex(3)}"
+
+    def start(self) -> CeleryWorker:
+        self._log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "project.celery", "worker",
+                "-Q", self.queue, "--pool", "solo", "-n", f"{self.name}@%h",
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+                "--loglevel", "INFO",
+            ],
+            cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
 
 class TcpProxy:

@@ -17,7 +17,15 @@ from django.core.management import CommandError, call_command
 
 from mcp_endpoint.doctor import DjangoClientHTTP, Doctor, URLLibHTTP, example_of
 from project.tracker.models import Task
-from tests.live_server import ROOT, LiveServer, manage, server_environment
+from tests.live_server import (
+    ROOT,
+    LiveServer,
+    TaskWorker,
+    UvicornServer,
+    manage,
+    server_environment,
+)
+from tests.test_e2e_sdk import DEMO_PROJECT
 
 PUBLIC = "https://mcp.example.com/mcp"
 
@@ -53,6 +61,61 @@ def test_the_local_urlconf_is_healthy(alice_key: str, project: Any) -> None:
     ):
         assert step in output, output
     assert "0 error(s)" in output
+
+
+@pytest.mark.django_db
+def test_a_task_runs_to_its_end_when_asked(alice_key: str, project: Any) -> None:
+    arguments = json.dumps({"project_id": project.pk})
+    status, output = doctor(
+        "--key", alice_key, "--host", "testserver",
+        "--task", "export_project_tasks", "--arguments", arguments,
+    )  # fmt: skip
+    assert status == 0, output
+    assert "task export_project_tasks: completed in " in output
+
+
+@pytest.mark.django_db
+def test_a_task_on_a_backend_without_workers_is_an_error(
+    alice_key: str, project: Any, settings: Any
+) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    status, output = doctor(
+        "--key", alice_key, "--host", "testserver", "--task", "export_project_tasks",
+        "--arguments", json.dumps({"project_id": project.pk}),
+    )  # fmt: skip
+    assert status == 1
+    assert "mcp_doctor.E050" in output  # the extension is not announced
+
+
+@pytest.mark.django_db
+def test_a_tool_that_is_not_long_running_is_a_warning(alice_key: str, project: Any) -> None:
+    status, output = doctor("--key", alice_key, "--host", "testserver", "--task", "list_projects")
+    assert status == 0, output  # a warning
+    assert "mcp_doctor.W052" in output
+
+
+@pytest.mark.django_db
+def test_a_subscription_in_process_is_not_announced(alice_key: str, project: Any) -> None:
+    uri = f"tracker://projects/{project.pk}/board"
+    status, output = doctor("--key", alice_key, "--host", "testserver", "--subscribe", uri)
+    assert status == 1
+    assert "mcp_doctor.E055" in output  # the test client serves WSGI: no stream is held
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--task", "x"], "need a credential"),
+        (["--key", "k", "--task", "x", "--arguments", "{"], "--arguments is not JSON"),
+        (["--key", "k", "--task", "x", "--arguments", "[1]"], "must be a JSON object"),
+        (["--key", "k", "--task", "x", "--task-seconds", "0"], "positive number"),
+    ],
+)
+def test_malformed_task_options_are_refused(args: list[str], message: str) -> None:
+    status, output = doctor("--host", "testserver", *args)
+    assert status == 1
+    assert message in output
 
 
 @pytest.mark.django_db
@@ -327,3 +390,27 @@ def test_unmounted_oauth_urls_are_found_live(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout
     assert "mcp_doctor.E006" in done.stdout
     assert "401 with a Bearer challenge" in done.stdout
+
+
+@pytest.mark.e2e
+def test_a_live_task_and_subscription_under_asgi(tmp_path: Path) -> None:
+    # uvicorn, one process, and the demo's database worker beside it.
+    with UvicornServer(tmp_path, workers=1) as server:
+        manage(server.env, "seed_demo")
+        key = manage(server.env, "mcp_key", "create", "--user", "alice", "--scopes", "read write")
+        key = key.strip().splitlines()[-1]
+        project = manage(
+            server.env, "shell", "-c",
+            "from project.tracker.models import Project;"
+            f"print(Project.objects.get(name={DEMO_PROJECT!r}).pk)",
+        ).strip().splitlines()[-1]  # fmt: skip
+        board = f"tracker://projects/{project}/board"
+        task = ("--task", "export_project_tasks", "--arguments", f'{{"project_id": {project}}}')
+        without = run_doctor(server, "--key", key, *task)
+        assert without.returncode == 1
+        assert "mcp_doctor.E050" in without.stdout  # no worker seen: no extension
+        with TaskWorker(server):
+            done = run_doctor(server, "--key", key, *task, "--subscribe", board)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "task export_project_tasks: completed in " in done.stdout
+    assert f"subscriptions/listen {board}: held open" in done.stdout

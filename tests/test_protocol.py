@@ -80,6 +80,12 @@ class Features:
     def subscriptions_available(self) -> bool:
         return False
 
+    def live_updates(self, context: RequestContext) -> bool:
+        return True
+
+    def tasks_runnable(self) -> bool:
+        return True
+
     def subscribe(self, uri: str, context: RequestContext) -> None:
         self.calls.append(("subscribe", {"uri": uri}, context))
 

@@ -265,7 +265,11 @@ def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int,
 
 @pytest.mark.e2e
 def test_a_stream_opened_on_one_process_resumes_on_another(two_servers: tuple[int, int]) -> None:
-    a, b = two_servers
+    resume_across(*two_servers)
+
+
+def resume_across(a: int, b: int) -> None:
+    """The fixture's reconnection tool called on port ``a``, its stream resumed on ``b``."""
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": LEGACY, "capabilities": {}}}  # fmt: skip
     status, headers, _ = raw(a, "POST", init)

@@ -23,10 +23,12 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.signals import request_finished
 from django.db import close_old_connections, transaction
 from django.db import connection as database
-from django.test import RequestFactory
+from django.test import AsyncClient, RequestFactory
+from django.test import Client as DjangoClient
 from django.test.utils import CaptureQueriesContext
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -70,12 +72,70 @@ def stored_subscriptions(session_id: str) -> list[str]:
 # -- announcing and subscribing ----------------------------------------------------------------
 
 
-def test_subscribe_is_announced_with_sessions_only(rpc: MCPClient, settings: Any) -> None:
-    params = {"protocolVersion": LEGACY, "capabilities": {}}
-    assert "subscribe" not in rpc.result("initialize", params)["capabilities"]["resources"]
+LEGACY_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": LEGACY, "capabilities": {}},
+}
+MODERN_DISCOVER_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+
+
+def announced(answer: Any) -> bool:
+    return "subscribe" in answer.json()["result"]["capabilities"].get("resources", {})
+
+
+def wsgi_initialize(key: str, **environ: Any) -> Any:
+    """``initialize`` through Django's test client (a WSGI request), the server's
+    ``wsgi.*`` flags as ``environ`` says."""
+    return DjangoClient().post(
+        "/mcp",
+        LEGACY_INITIALIZE,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {key}"},
+        **environ,
+    )
+
+
+def test_subscribe_is_announced_with_sessions_only(alice_key: str, settings: Any) -> None:
+    async_client = AsyncClient()
+    headers = {"Authorization": f"Bearer {alice_key}"}
+
+    def asgi_initialize() -> Any:
+        return async_to_sync(async_client.post)(
+            "/mcp", LEGACY_INITIALIZE, content_type="application/json", headers=headers
+        )
+
+    assert not announced(asgi_initialize())
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
-    response = rpc.request("initialize", params)
-    assert response.json()["result"]["capabilities"]["resources"]["subscribe"] is True
+    assert announced(asgi_initialize())
+
+
+def test_subscribe_is_announced_under_wsgi_only_where_a_stream_is_held(
+    alice_key: str, settings: Any
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+    one_process = {"wsgi.multiprocess": False}
+    # A WSGI GET stream is refused unless the host accepts that it holds a worker.
+    assert not announced(wsgi_initialize(alice_key, **one_process, **{"wsgi.multithread": True}))
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "WSGI_GET_STREAMS": True}
+    # A sync worker of one thread (gunicorn's sync workers) would be held whole.
+    assert not announced(wsgi_initialize(alice_key, **one_process, **{"wsgi.multithread": False}))
+    assert announced(wsgi_initialize(alice_key, **one_process, **{"wsgi.multithread": True}))
+
+
+def test_subscribe_is_not_announced_across_processes_without_redis(
+    alice_key: str, settings: Any
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True, "WSGI_GET_STREAMS": True}
+    threaded = {"wsgi.multithread": True}
+    # An update saved in another worker process would never reach this one's stream.
+    assert not announced(wsgi_initialize(alice_key, **threaded, **{"wsgi.multiprocess": True}))
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "SUBSCRIPTIONS_REDIS_URL": "redis://127.0.0.1:6379/15",
+    }
+    assert announced(wsgi_initialize(alice_key, **threaded, **{"wsgi.multiprocess": True}))
 
 
 def test_subscribe_and_unsubscribe_a_readable_board(
@@ -490,11 +550,17 @@ def listen_message(uris: Any, request_id: Any = 5) -> tuple[dict[str, Any], dict
     return message, headers
 
 
-def test_modern_discover_announces_subscribe(rpc: MCPClient) -> None:
+def test_modern_discover_announces_subscribe_under_asgi_only(
+    rpc: MCPClient, alice_key: str
+) -> None:
     message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}
-    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
-    capabilities = rpc.post(message, headers=headers).json()["result"]["capabilities"]
-    assert capabilities["resources"]["subscribe"] is True
+    # Under WSGI a listen stream is acknowledged and ends at once: nothing to announce.
+    assert not announced(rpc.post(message, headers=MODERN_DISCOVER_HEADERS))
+    headers = {"Authorization": f"Bearer {alice_key}", **MODERN_DISCOVER_HEADERS}
+    answer = async_to_sync(AsyncClient().post)(
+        "/mcp", message, content_type="application/json", headers=headers
+    )
+    assert answer.json()["result"]["capabilities"]["resources"]["subscribe"] is True
 
 
 def test_listen_under_wsgi_acknowledges_and_ends(rpc: MCPClient, project: Project) -> None:

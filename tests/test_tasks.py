@@ -10,15 +10,17 @@ import gc
 import io
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from importlib.util import find_spec
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from mcp_endpoint.checks import check_task_workers, check_tasks
+from mcp_endpoint import site, task_recovery
+from mcp_endpoint.checks import check_task_worker_seen, check_task_workers, check_tasks
 from mcp_endpoint.endpoint import Endpoint
-from mcp_endpoint.models import APIKey, ToolCall, ToolTask
+from mcp_endpoint.models import APIKey, TaskWorker, ToolCall, ToolTask
 from mcp_endpoint.protocol.tasks import EXTENSION
 from mcp_endpoint.tasks import NARROWED, REVOKED, run_tool_task
 from project.tracker.models import Project, Task
@@ -29,6 +31,11 @@ pytestmark = pytest.mark.django_db
 
 TASKS = {"extensions": {EXTENSION: {}}}
 ELICIT = {"elicitation": {}, **TASKS}
+DUMMY_BACKEND = (
+    "django.tasks.backends.dummy.DummyBackend"
+    if find_spec("django.tasks") is not None
+    else "django_tasks.backends.dummy.DummyBackend"
+)
 
 
 class TaskClient(Modern):
@@ -284,8 +291,8 @@ def test_a_task_whose_key_was_revoked_before_it_ran_fails_without_running(
     demo: TaskClient, project: Project, alice_key: str
 ) -> None:
     task_id = demo.call("export_project_tasks", {"project_id": project.pk})["taskId"]
-    # As if the worker got to it only now: back to working, result gone, key revoked.
-    ToolTask.objects.filter(pk=task_id).update(status="working", result=None)
+    # As if the worker got to it only now: back to working, never started, key revoked.
+    ToolTask.objects.filter(pk=task_id).update(status="working", result=None, heartbeat=None)
     APIKey.objects.get_for_raw_key(alice_key).revoke()  # type: ignore[union-attr]
     run_tool_task.call(task_id)
     row = ToolTask.objects.get(pk=task_id)
@@ -454,10 +461,78 @@ def test_w090_long_running_tools_on_the_immediate_backend(
     assert ids(check_task_workers(), throwaway) == []
 
 
+def test_w091_no_worker_of_the_backend_seen(throwaway: Endpoint, settings: Any) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert ids(check_task_worker_seen(), throwaway) == []  # no long-running tool yet
+    throwaway.tool(name="slow", task_support="optional")(lambda: "x")
+    assert ids(check_task_worker_seen(), throwaway) == ["mcp_endpoint.W091"]  # never seen
+    TaskWorker.objects.create(
+        name="old:1", backend="default", last_seen=timezone.now() - timedelta(minutes=5)
+    )
+    [warning] = [m for m in check_task_worker_seen() if m.obj is throwaway]
+    assert "last seen" in str(warning.msg)
+    task_recovery.worker_alive("default", "fresh:2")
+    assert ids(check_task_worker_seen(), throwaway) == []
+    # Another backend's worker does not count.
+    throwaway.settings.overrides["TASK_BACKEND"] = "other"
+    throwaway.settings.reload()
+    settings.TASKS = {"other": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert ids(check_task_worker_seen(), throwaway) == ["mcp_endpoint.W091"]
+
+
+def test_w091_leaves_in_process_backends_to_w090(throwaway: Endpoint) -> None:
+    throwaway.tool(name="slow", task_support="optional")(lambda: "x")
+    assert ids(check_task_worker_seen(), throwaway) == []  # the suite's immediate backend
+
+
+def test_the_extension_is_announced_only_with_a_backend_that_runs_tasks(
+    fixture_tasks: TaskClient, settings: Any
+) -> None:
+    def announced() -> bool:
+        capabilities = result_of(fixture_tasks.post("server/discover"))["capabilities"]
+        return EXTENSION in capabilities.get("extensions", {})
+
+    assert announced()  # the immediate backend runs a task in its request
+    settings.TASKS = {"default": {"BACKEND": DUMMY_BACKEND}}
+    assert not announced()  # keeps tasks, never runs them
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert not announced()  # no worker seen
+    TaskWorker.objects.create(
+        name="gone:1", backend="default", last_seen=timezone.now() - timedelta(minutes=5)
+    )
+    assert not announced()  # one that stopped long ago
+    task_recovery.worker_alive("default", "here:2")
+    assert announced()
+
+
+def test_a_worker_presence_is_written_and_forgotten() -> None:
+    presence = task_recovery.WorkerPresence("default", 3600).start()
+    try:
+        assert TaskWorker.objects.get(name=presence.name).backend == "default"
+        assert task_recovery.worker_seen("default", site.settings)
+    finally:
+        presence.stop()
+    assert not TaskWorker.objects.filter(name=presence.name).exists()
+
+
 def test_e091_needs_no_check_when_a_framework_is_installed(throwaway: Endpoint) -> None:
     # E091 stands for hosts without django.tasks or django-tasks; this suite has one.
     throwaway.tool(name="slow", task_support="required")(lambda: "x")
     assert "mcp_endpoint.E091" not in ids(check_tasks(), throwaway)
+
+
+def test_a_run_whose_tool_started_already_is_not_run_again(demo: TaskClient) -> None:
+    # A broker gives a message again when its worker was lost mid-run (Celery's
+    # acks_late): the tool never starts twice for one enqueue.
+    now = timezone.now()
+    task = ToolTask.objects.create(
+        id="redelivered", endpoint="mcp", tool="export_project_tasks",
+        arguments={"project_id": 1}, protocol_version="2026-07-28", owner="x",
+        expires=now + timedelta(hours=1), heartbeat=now,
+    )  # fmt: skip
+    run_tool_task.call(task.id)
+    task.refresh_from_db()
+    assert task.status == "working" and task.result is None and task.heartbeat == now
 
 
 # -- pruning ---------------------------------------------------------------------------------

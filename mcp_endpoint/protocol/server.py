@@ -40,6 +40,15 @@ class Features(Protocol):
 
     def subscriptions_available(self) -> bool: ...
 
+    def live_updates(self, context: RequestContext) -> bool:
+        """Whether the deployment serving this request can deliver resource updates to
+        its client (announced as ``resources.subscribe``)."""
+        ...
+
+    def tasks_runnable(self) -> bool:
+        """Whether a task created now would be run (the tasks extension is announced)."""
+        ...
+
     def subscribe(self, uri: str, context: RequestContext) -> None: ...
 
     def unsubscribe(self, uri: str, context: RequestContext) -> None: ...
@@ -253,7 +262,7 @@ def _initialize(server: Server, params: dict[str, Any], context: RequestContext)
     version = negotiate_legacy(params.get("protocolVersion"), server.features.supported_versions())
     context.protocol_version = version
     capabilities = server.features.capabilities()
-    if server.features.subscriptions_available():
+    if server.features.subscriptions_available() and server.features.live_updates(context):
         # Legacy only: the 2026-07-28 revision subscribes through subscriptions/listen.
         capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
     body: dict[str, Any] = {
@@ -295,10 +304,12 @@ def _discover(server: Server, params: dict[str, Any], context: RequestContext) -
         "capabilities": server.features.capabilities(),
     }
     if context.modern:
-        # Subscriptions to resources travel on subscriptions/listen streams in this revision.
+        # Subscriptions to resources travel on subscriptions/listen streams in this revision;
+        # announced only where this deployment can hold one and deliver to it.
         capabilities = body["capabilities"]
-        capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
-        if server.features.task_engine() is not None:
+        if server.features.live_updates(context):
+            capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
+        if server.features.task_engine() is not None and server.features.tasks_runnable():
             extensions = capabilities.setdefault("extensions", {})
             extensions[tasks.EXTENSION] = {}
     else:

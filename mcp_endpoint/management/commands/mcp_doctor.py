@@ -7,6 +7,7 @@ any finding is an error. This app's ``check --deploy`` messages are included.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +33,17 @@ def local_url(host: str | None, secure: bool) -> str:
     return f"{'https' if secure else 'http'}://{host}{path.rstrip('/') or '/'}"
 
 
+def task_arguments(text: str) -> dict[str, Any]:
+    """``--arguments``: a JSON object, or a clear error."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CommandError(f"--arguments is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise CommandError("--arguments must be a JSON object, such as '{\"project_id\": 1}'.")
+    return value
+
+
 class Command(BaseCommand):
     help = (
         "Check an MCP endpoint as a client does: the 401 challenge, OAuth metadata, "
@@ -54,6 +66,28 @@ class Command(BaseCommand):
         )
         parser.add_argument("--host", help="Without URL: the Host to use (default: ALLOWED_HOSTS).")
         parser.add_argument("--https", action="store_true", help="Without URL: as https.")
+        parser.add_argument(
+            "--task",
+            metavar="TOOL",
+            help="With a credential: run this long-running tool as a task, to its end.",
+        )
+        parser.add_argument(
+            "--arguments",
+            default="{}",
+            help='With --task: the tool\'s arguments, a JSON object (default "{}").',
+        )
+        parser.add_argument(
+            "--task-seconds",
+            type=float,
+            default=60.0,
+            help="With --task: how long the task may take (default 60).",
+        )
+        parser.add_argument(
+            "--subscribe",
+            metavar="URI",
+            help="With a credential: listen to this resource (subscriptions/listen) and "
+            "see the stream held open.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["url"]:
@@ -61,6 +95,14 @@ class Command(BaseCommand):
         else:
             doctor = Doctor(DjangoClientHTTP(), local_url(options["host"], options["https"]))
         doctor.credential = options["key"] or options["token"]
+        if (options["task"] or options["subscribe"]) and not doctor.credential:
+            raise CommandError("--task and --subscribe need a credential: --key or --token.")
+        doctor.task_tool = options["task"]
+        doctor.task_arguments = task_arguments(options["arguments"])
+        if not options["task_seconds"] > 0:
+            raise CommandError("--task-seconds must be a positive number.")
+        doctor.task_seconds = options["task_seconds"]
+        doctor.subscribe_uri = options["subscribe"]
         doctor.public_url = options["public_url"]
         self.stdout.write(
             f"Checking {doctor.url}" + (f" as {doctor.resource}" if doctor.public_url else "")

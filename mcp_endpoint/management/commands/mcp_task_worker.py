@@ -120,7 +120,21 @@ class Command(DatabaseWorkerCommand):
         if options["reload"] and not options["batch"]:
             if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":
                 worker.configure_signals()  # only the reloaded child handles signals
-            run_with_reloader(worker.run)
+                run_with_reloader(lambda: self.run_seen(worker, options["backend_name"]))
+            else:
+                run_with_reloader(worker.run)
         else:
             worker.configure_signals()
+            self.run_seen(worker, options["backend_name"])
+
+    def run_seen(self, worker: ResilientWorker, backend: str) -> None:
+        """Run ``worker``, writing that it is alive meanwhile (check W091, mcp_doctor and the
+        tasks extension's announcement read it)."""
+        presence = task_recovery.WorkerPresence(backend, task_recovery.interval(mcp_settings))
+        presence.start()
+        self.stdout.write(f"Task worker {presence.name} ready (backend {backend!r})")
+        self.stdout.flush()
+        try:
             worker.run()
+        finally:
+            presence.stop()
