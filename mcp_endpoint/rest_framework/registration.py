@@ -79,6 +79,7 @@ class ViewSetRegistration:
         parents: Sequence[str] | None = None,
         name_prefix: str | None = None,
         router: BaseRouter | None = None,
+        toolset: str | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.version = version
@@ -118,6 +119,9 @@ class ViewSetRegistration:
         self.singular, self.plural = prefixed_nouns(
             name_prefix, *nouns(viewset, self.basename, singular, plural)
         )
+        # The viewset's tools are one toolset, named after its objects unless the host
+        # names it (several viewsets may share one).
+        self.toolset = toolset or toolset_name(self.plural)
         self.view_class = tool_view_class(viewset)
         self.tools: list[ViewSetTool] = []
         # Found when registering (E020), and when building (E021, W022).
@@ -661,6 +665,12 @@ def register_view(
     return _register(endpoint, APIViewRegistration(endpoint, view, url_name=url_name, **options))
 
 
+def toolset_name(noun: str) -> str:
+    """A toolset's name from a noun: ``device_types`` from "device types"."""
+    name = re.sub(r"[^a-z0-9]+", "_", noun.lower()).strip("_")[:64]
+    return name or "general"
+
+
 def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> ViewSetRegistration:
     """Make each action of a DRF viewset a tool of ``endpoint``.
 
@@ -671,7 +681,8 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
     its views are described and called with, over the endpoint's ``API_VERSION``),
     ``parents`` (the URL kwargs of a nested route's parents, ``["user_pk"]``: the routes
     under them, and names after the last parent, ``list_user_snippets``), ``name_prefix``
-    (the word before the nouns in the tool names, over the parent's noun; ``""`` for none).
+    (the word before the nouns in the tool names, over the parent's noun; ``""`` for none),
+    ``toolset`` (the toolset its tools belong to, over one named after its objects).
     """
     if not (isinstance(viewset, type) and issubclass(viewset, ViewSetMixin)):
         name = getattr(viewset, "__name__", repr(viewset))
