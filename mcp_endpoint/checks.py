@@ -432,7 +432,7 @@ def tool_schema_messages(endpoint: Any, tools: list[Any]) -> list[CheckMessage]:
 def tools_list_budget(endpoint: Any) -> list[CheckMessage]:
     """W052: with TOOL_DISCOVERY "never", every tool together over TOOLS_LIST_BUDGET_BYTES
     (otherwise the list a client is served stays within it: see mcp_endpoint.toolsets);
-    W053: a toolset the endpoint serves (TOOLSETS) that none of its tools is in."""
+    W054: a toolset the endpoint serves (TOOLSETS) that none of its tools is in."""
     messages: list[CheckMessage] = []
     known = endpoint.toolsets()
     for name in endpoint.settings.TOOLSETS or ():
@@ -443,7 +443,7 @@ def tools_list_budget(endpoint: Any) -> list[CheckMessage]:
                     "which none of its tools is in.",
                     hint=f"Its toolsets are {', '.join(known) or 'none'}.",
                     obj=endpoint,
-                    id="mcp_endpoint.W053",
+                    id="mcp_endpoint.W054",
                 )
             )
     if endpoint.settings.TOOL_DISCOVERY != "never":

@@ -515,10 +515,10 @@ def test_w052_not_when_discovery_keeps_the_list_small(make_endpoint: MakeEndpoin
     assert messages(check_registries, "mcp_endpoint.W052") == []
 
 
-def test_w053_a_served_toolset_no_tool_is_in(make_endpoint: MakeEndpoint) -> None:
+def test_w054_a_served_toolset_no_tool_is_in(make_endpoint: MakeEndpoint) -> None:
     endpoint = make_endpoint(TOOLSETS=["general", "nowhere"])
     add_wordy_tools(endpoint, 1)
-    [message] = messages(check_registries, "mcp_endpoint.W053")
+    [message] = messages(check_registries, "mcp_endpoint.W054")
     assert "'nowhere'" in message.msg and "general" in message.hint
 
 
