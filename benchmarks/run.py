@@ -15,6 +15,9 @@ Each *setup* starts its own servers on 127.0.0.1 (free ports) and runs its compa
 - ``sdk``: ours under gunicorn with 1 worker, with an API key, against the official Python
   SDK's stateless JSON server (``benchmarks/sdk_server.py``) under uvicorn with 1 worker;
 - ``cpu``: no server: ``benchmarks/cpu.py``, the CPU time per request in one process;
+- ``toolslist``: no server: ``benchmarks/tools_list.py``, the bytes a client loads of
+  ``tools/list`` by default (every page) on the demo and on the generated 200-viewset
+  product, and the time of that fetch;
 - ``memory``: gunicorn, 2 workers: each worker's RSS after a warm-up, and after
   ``--memory-requests`` mixed requests (MCP and REST);
 - ``scaling``: uvicorn with 1, 2 and 4 workers on PostgreSQL and Redis (``DATABASE_URL``,
@@ -307,9 +310,9 @@ def sdk_setup() -> Setup:
     )
 
 
-# Run by themselves, after the setups: the in-process CPU table, the memory row and the
-# scaling row.
-EXTRAS = ("cpu", "memory", "scaling")
+# Run by themselves, after the setups: the in-process CPU table, what a client loads of
+# tools/list, the memory row and the scaling row.
+EXTRAS = ("cpu", "toolslist", "memory", "scaling")
 SCALING_WORKERS = (1, 2, 4)
 
 SETUPS: dict[str, Callable[[], Setup]] = {
@@ -795,6 +798,19 @@ def run_cpu(options: Options) -> str:
     return run_script(command, dict(os.environ), 3600).rstrip()
 
 
+def run_tools_list() -> tuple[bool, str]:
+    """What a client loads of tools/list by default (``benchmarks/tools_list.py``)."""
+    print("\n== toolslist: bytes of tools/list a client loads (benchmarks/tools_list.py)")
+    command = [sys.executable, str(HERE / "tools_list.py")]
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    completed = subprocess.run(
+        command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False
+    )
+    if completed.returncode not in (0, 1):
+        raise RuntimeError(f"tools_list.py failed:\n{completed.stderr[-2000:]}")
+    return completed.returncode == 0, completed.stdout.rstrip()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=2, help="seconds per wrk run")
@@ -835,6 +851,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problems: list[str] = []
     memory: tuple[bool, str] | None = None
     cpu = ""
+    listing: tuple[bool, str] | None = None
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
         env = environment(workdir)
@@ -876,6 +893,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if skipped:
                         problems.append(skipped)
                     continue
+                if name == "toolslist":
+                    listing = run_tools_list()
+                    continue
                 setup = SETUPS[name]()
                 problems += run_setup(setup, env, workdir, key, options)
                 comparisons += setup.comparisons
@@ -891,6 +911,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cpu:
         print()
         print(cpu)
+    if listing is not None:
+        print()
+        print(listing[1])
+        all_met = all_met and listing[0]
     if memory is not None:
         print()
         print(memory[1])

@@ -16,6 +16,12 @@ from mcp_endpoint.protocol.headers import schema_problems as header_schema_probl
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
 from mcp_endpoint.schema import has_ref_or_type_array, metaschema_errors
 from mcp_endpoint.tools import TOOL_NAME
+from mcp_endpoint.toolsets import (
+    DISCOVERY_CHOICES,
+    OUTPUT_SCHEMA_CHOICES,
+    TOOLSET_NAME,
+    list_bytes,
+)
 
 
 def all_endpoints() -> list[Any]:
@@ -135,6 +141,33 @@ def _check_schema_settings(label: str, values: dict[str, Any]) -> list[CheckMess
                 id="mcp_endpoint.E050",
             )
         )
+    for key, choices in (
+        ("TOOL_DISCOVERY", DISCOVERY_CHOICES),
+        ("OUTPUT_SCHEMAS", OUTPUT_SCHEMA_CHOICES),
+    ):
+        if key in values and values[key] not in choices:
+            errors.append(
+                Error(
+                    f"{label}[{key!r}] must be one of {', '.join(choices)}.",
+                    hint="'auto' decides by the size of the list (TOOLS_LIST_BUDGET_BYTES).",
+                    id="mcp_endpoint.E050",
+                )
+            )
+    toolsets = values.get("TOOLSETS")
+    if toolsets is not None and (
+        not isinstance(toolsets, list | tuple)
+        or not all(isinstance(t, str) and TOOLSET_NAME.match(t) for t in toolsets)
+    ):
+        errors.append(
+            Error(
+                f"{label}['TOOLSETS'] must be None or a list of toolset names.",
+                hint="Names are lower-case letters, digits, '_' and '-' (a viewset's are "
+                "named after its objects: 'device_types').",
+                id="mcp_endpoint.E050",
+            )
+        )
+    if "READ_ONLY" in values and not isinstance(values["READ_ONLY"], bool):
+        errors.append(Error(f"{label}['READ_ONLY'] must be True or False.", id="mcp_endpoint.E050"))
     if "ARRAY_BODIES" in values and not isinstance(values["ARRAY_BODIES"], bool):
         errors.append(
             Error(f"{label}['ARRAY_BODIES'] must be True or False.", id="mcp_endpoint.E050")
@@ -492,31 +525,49 @@ def tool_schema_messages(endpoint: Any, tools: list[Any]) -> list[CheckMessage]:
 
 
 def tools_list_budget(endpoint: Any, tools: list[Any], *, complete: bool) -> list[CheckMessage]:
-    """W052: the endpoint's ``tools`` together (those built without the database; all of
-    them when ``complete``) over TOOLS_LIST_BUDGET_BYTES.
+    """W052: with TOOL_DISCOVERY "never", the endpoint's ``tools`` together (those built
+    without the database; all of them when ``complete``) over TOOLS_LIST_BUDGET_BYTES
+    (otherwise the list a client is served stays within it: see mcp_endpoint.toolsets);
+    W054: a toolset the endpoint serves (TOOLSETS) that none of its tools is in.
 
     Reported by the checks every run makes, never by the database-tagged one: Django runs
     checks in no set order, so a second report there would come twice, or before this one.
     Tools that need the database to build are not counted; without them the list is at
     least this large.
     """
+    messages: list[CheckMessage] = []
+    known = endpoint.toolsets()
+    for name in endpoint.settings.TOOLSETS or ():
+        if name not in known:
+            messages.append(
+                Warning(
+                    f"Endpoint {endpoint.name!r} serves the toolset {name!r} (TOOLSETS), "
+                    "which none of its tools is in.",
+                    hint=f"Its toolsets are {', '.join(known) or 'none'}.",
+                    obj=endpoint,
+                    id="mcp_endpoint.W054",
+                )
+            )
+    if endpoint.settings.TOOL_DISCOVERY != "never":
+        return messages
     budget: int = endpoint.settings.TOOLS_LIST_BUDGET_BYTES
     listed = [tool.describe() for tool in tools if tool.unavailable() is None]
-    size = sum(descriptor_bytes(d) for d in listed) + len(listed) + 1
+    size = list_bytes(listed, endpoint.page_size())
     if size <= budget:
-        return []
+        return messages
     more = "" if complete else " (at least: the tools that need the database are not counted)"
-    return [
+    messages.append(
         Warning(
             f"Endpoint {endpoint.name!r} lists {len(listed)} tools in {size} bytes{more}, over "
-            f"the budget of {budget} (TOOLS_LIST_BUDGET_BYTES): a model reads all of it before "
-            "the conversation starts.",
-            hint="Register fewer actions (include=/exclude=), or split the tools between "
-            "endpoints; FILTER_LOOKUPS='exact' and LARGE_CHOICE_LIST shrink list tools.",
+            f"the budget of {budget} (TOOLS_LIST_BUDGET_BYTES), with TOOL_DISCOVERY 'never': a "
+            "model reads all of it before the conversation starts.",
+            hint="Leave TOOL_DISCOVERY at 'auto' (a large list becomes search_tools and "
+            "call_tool), serve fewer TOOLSETS, or register fewer actions.",
             obj=endpoint,
             id="mcp_endpoint.W052",
         )
-    ]
+    )
+    return messages
 
 
 def descriptor_bytes(descriptor: Any) -> int:

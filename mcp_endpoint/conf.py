@@ -98,7 +98,18 @@ DEFAULTS: dict[str, Any] = {
     # tools/list, is over its budget (in bytes of JSON).
     "LARGE_CHOICE_LIST": 50,
     "TOOL_BUDGET_BYTES": 16 * 1024,
-    "TOOLS_LIST_BUDGET_BYTES": 256 * 1024,
+    # What a client loads of tools/list (every page together, in bytes of JSON): past this,
+    # the list a connection is served drops its output schemas (OUTPUT_SCHEMAS "auto"),
+    # then becomes two discovery tools, search_tools and call_tool (TOOL_DISCOVERY "auto").
+    # "always" and "never" decide regardless of size (see mcp_endpoint.toolsets).
+    "TOOLS_LIST_BUDGET_BYTES": 32 * 1024,
+    "TOOL_DISCOVERY": "auto",
+    "OUTPUT_SCHEMAS": "auto",
+    # The toolsets this endpoint serves (None: all) and whether it serves read-only tools
+    # only; a client narrows both with ?toolsets=a,b&read_only=1 or MCP-Toolsets and
+    # MCP-Read-Only headers.
+    "TOOLSETS": None,
+    "READ_ONLY": False,
     # Which django-filter filters a list tool offers: "exact" (each field's exact filter and
     # its multi-value form, such as name and id__in), "grouped" (those, and every other
     # lookup in one object argument, "lookups") or "all" (every filter its own argument).

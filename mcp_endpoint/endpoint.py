@@ -64,6 +64,16 @@ from mcp_endpoint.tools import (
     as_result,
     check_arguments,
 )
+from mcp_endpoint.toolsets import (
+    DISCOVERY_TOOLS,
+    SEARCH_TOOLS,
+    CallTool,
+    SearchTools,
+    Selection,
+    list_bytes,
+    parse_selection,
+    toolsets_of,
+)
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
@@ -123,8 +133,12 @@ class Endpoint:
         scopes: Iterable[str] = (),
         annotations: Mapping[str, Any] | None = None,
         task_support: str = "forbidden",
+        toolset: str | None = None,
     ) -> Any:
         """Register a function as a tool (``@endpoint.tool`` or ``@endpoint.tool(...)``).
+
+        ``toolset`` names the group it belongs to (``"general"`` by default), for clients
+        and people who pick toolsets.
 
         ``task_support="optional"`` marks it long-running: a client that declares the tasks
         extension gets a task to poll, and the call runs on the task backend's workers;
@@ -141,6 +155,7 @@ class Endpoint:
                     scopes=scopes,
                     annotations=annotations,
                     task_support=task_support,
+                    toolset=toolset,
                 )
             )
             return func
@@ -413,18 +428,69 @@ class Endpoint:
         credential: Credential | None = context.credential
         return credential is None or credential.allows(required)
 
-    def list_tools(self, context: RequestContext) -> list[dict[str, Any]]:
+    # -- what a connection is served (mcp_endpoint.toolsets) ----------------------------
+
+    def toolsets(self) -> dict[str, int]:
+        """Every toolset of this endpoint's tools and how many each holds, in order."""
+        return toolsets_of(self.tools)
+
+    def select(self, toolsets: str | None, read_only: str | None) -> Selection:
+        """A client's choice of toolsets and read-only mode, from the text it sent in the
+        URL or headers; :class:`~mcp_endpoint.toolsets.SelectionError` when it is
+        malformed or names a toolset this endpoint does not have."""
+        return parse_selection(toolsets, read_only, self.toolsets())
+
+    def selection(self, context: RequestContext) -> Selection:
+        """What this connection is served: the endpoint's own choice, narrowed by the
+        client's."""
+        configured = self.settings.TOOLSETS
+        own = Selection(
+            frozenset(configured) if configured is not None else None,
+            bool(self.settings.READ_ONLY),
+        )
+        chosen = context.selection
+        return own.narrowed(chosen) if isinstance(chosen, Selection) else own
+
+    def served_tools(self, context: RequestContext) -> list[Tool]:
+        """The tools this credential may call on this connection, in registration order."""
+        selection = self.selection(context)
         show_all = self.settings.SHOW_ALL_TOOLS
         return [
-            tool.describe()
+            tool
             for tool in self.tools
             if tool.unavailable() is None
+            and selection.serves(tool)
             and (
                 show_all
                 or (
                     self.visible(tool.required_scopes, context) and tool.accepts(context.credential)
                 )
             )
+        ]
+
+    def list_tools(self, context: RequestContext) -> list[dict[str, Any]]:
+        """The tools, or the smaller form of them a client can afford (see
+        :mod:`mcp_endpoint.toolsets`)."""
+        served = self.served_tools(context)
+        discovery: str = self.settings.TOOL_DISCOVERY
+        outputs: str = self.settings.OUTPUT_SCHEMAS
+        budget: int = self.settings.TOOLS_LIST_BUDGET_BYTES
+        page = self.page_size()
+        if discovery != "always":
+            full = [tool.describe(output=outputs != "never") for tool in served]
+            if discovery == "never" or list_bytes(full, page) <= budget:
+                return full
+            if outputs == "auto":
+                slim = [tool.describe(output=False) for tool in served]
+                if list_bytes(slim, page) <= budget:
+                    return slim
+        return [tool.describe() for tool in self.discovery_tools(served, context)]
+
+    def discovery_tools(self, served: list[Tool], context: RequestContext) -> list[Tool]:
+        read_only = self.selection(context).read_only
+        return [
+            SearchTools(served, output_schemas=self.settings.OUTPUT_SCHEMAS == "always"),
+            CallTool(read_only=read_only),
         ]
 
     def task_support(self, name: str, context: RequestContext) -> str:
@@ -451,13 +517,60 @@ class Endpoint:
         self, name: str, arguments: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
         tool = self.tools.get(name)
+        if tool is None and name in DISCOVERY_TOOLS and self.settings.TOOL_DISCOVERY != "never":
+            return self.call_discovery_tool(name, arguments, context)
         if tool is None:
             raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        selection = self.selection(context)
+        if not selection.serves(tool):
+            return selection.refusal(tool).to_result().to_dict()
+        return self.call_served_tool(tool, arguments, context)
+
+    def call_served_tool(
+        self, tool: Tool, arguments: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
         started = time.monotonic()
         result = self.run_tool(tool, arguments, context)
         self.text_budget(result)
         self.record_call(tool, arguments, context, result, (time.monotonic() - started) * 1000)
         return result.to_dict()
+
+    def call_discovery_tool(
+        self, name: str, arguments: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        """``search_tools``, or ``call_tool``, which runs the tool it names exactly as a
+        direct call would (the same checks, call log and result) when this credential is
+        served it, and otherwise says it is unknown, as for a tool that does not exist."""
+        served = self.served_tools(context)
+        search, call = self.discovery_tools(served, context)
+        if name == SEARCH_TOOLS:
+            return self.call_served_tool(search, arguments, context)
+        try:
+            check_arguments(arguments, self.settings.MAX_ARGUMENT_DEPTH)
+            call.validate(arguments)
+        except ToolError as exc:
+            return exc.to_result().to_dict()
+        inner_name = arguments["name"]
+        inner = next((t for t in served if t.name == inner_name), None)
+        if inner is None:
+            return (
+                ToolError(
+                    f"Unknown tool: {inner_name}; search_tools lists the tools you can call",
+                    code="unknown_tool",
+                )
+                .to_result()
+                .to_dict()
+            )
+        if inner.task_support == "required":
+            return (
+                ToolError(
+                    f"The tool {inner_name} runs only as a task: call it directly",
+                    code="task_required",
+                )
+                .to_result()
+                .to_dict()
+            )
+        return self.call_served_tool(inner, dict(arguments.get("arguments") or {}), context)
 
     def record_call(
         self,

@@ -44,12 +44,16 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     required_scopes: frozenset[str] = frozenset()
+    # The natural group the tool belongs to (a viewset's, or one the host names): what a
+    # client or a person picks to be served (see mcp_endpoint.toolsets).
+    toolset: str = "general"
     # Whether the tool runs as a task (the tasks extension): "forbidden" (never), "optional"
     # (when the client declares the extension, else at once) or "required" (only so).
     task_support: str = "forbidden"
     # Keys of the arguments that are redacted in the call log.
     _validator: Draft202012Validator | None = None
     _descriptor: dict[str, Any] | None = None
+    _slim_descriptor: dict[str, Any] | None = None
 
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         """Do the work; return a :class:`ToolResult`, content, a ``str`` or JSON data."""
@@ -85,20 +89,26 @@ class Tool:
         """Whether the tool says it changes nothing (it then runs without a transaction)."""
         return bool((self.annotations or {}).get("readOnlyHint"))
 
-    def describe(self) -> dict[str, Any]:
-        """The ``tools/list`` entry, built (and encoded) once."""
-        if self._descriptor is None:
-            body: dict[str, Any] = {"name": self.name}
-            if self.title:
-                body["title"] = self.title
-            body["description"] = self.description
-            body["inputSchema"] = self.input_schema
-            if self.output_schema is not None:
-                body["outputSchema"] = self.output_schema
-            if self.annotations:
-                body["annotations"] = self.annotations
-            self._descriptor = Encoded(body)
-        return self._descriptor
+    def describe(self, *, output: bool = True) -> dict[str, Any]:
+        """The ``tools/list`` entry, built (and encoded) once; without its output schema
+        when ``output`` is false (structured results are the same either way)."""
+        cached = self._descriptor if output else self._slim_descriptor
+        if cached is not None:
+            return cached
+        body: dict[str, Any] = {"name": self.name}
+        if self.title:
+            body["title"] = self.title
+        body["description"] = self.description
+        body["inputSchema"] = self.input_schema
+        if output and self.output_schema is not None:
+            body["outputSchema"] = self.output_schema
+        body["annotations"] = explicit_annotations(self.annotations)
+        descriptor = Encoded(body)
+        if output:
+            self._descriptor = descriptor
+        else:
+            self._slim_descriptor = descriptor
+        return descriptor
 
     def validate(self, arguments: dict[str, Any]) -> None:
         """Raise ``invalid_arguments`` when the arguments fail the input schema."""
@@ -113,6 +123,19 @@ class Tool:
                 code="invalid_arguments",
                 fields=schema_error_fields(errors),
             )
+
+
+def explicit_annotations(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The four hints, each stated: app directories reject a tool that leaves one out, and
+    clients read a missing one as its protocol default. The defaults here are those (a
+    tool that says nothing may change anything, more than once, and reach the world
+    outside), except that a read-only tool is neither destructive nor unrepeatable."""
+    annotations = dict(given or {})
+    read_only = bool(annotations.setdefault("readOnlyHint", False))
+    annotations.setdefault("destructiveHint", not read_only)
+    annotations.setdefault("idempotentHint", read_only)
+    annotations.setdefault("openWorldHint", True)
+    return annotations
 
 
 def check_arguments(arguments: dict[str, Any], max_depth: int) -> None:
@@ -197,10 +220,13 @@ class FunctionTool(Tool):
         scopes: Iterable[str] = (),
         annotations: Mapping[str, Any] | None = None,
         task_support: str = "forbidden",
+        toolset: str | None = None,
     ) -> None:
         from mcp_endpoint.context import Context
 
         self.fn = fn
+        if toolset is not None:
+            self.toolset = toolset
         self.task_support = task_support
         self.name = name or fn.__name__
         self.title = title

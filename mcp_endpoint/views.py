@@ -46,6 +46,13 @@ from mcp_endpoint.responses import (
     event_stream_response,
     json_response,
 )
+from mcp_endpoint.toolsets import (
+    HEADER_READ_ONLY,
+    HEADER_TOOLSETS,
+    QUERY_READ_ONLY,
+    QUERY_TOOLSETS,
+    SelectionError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -354,7 +361,11 @@ class MCPView(View):
 
         if problem is not None:
             return error_response(400, problem.code, problem.message, problem.data)
-        return self.answer(request, message, credential, limits)
+        try:
+            selection = self.endpoint.select(*toolset_choice(request))
+        except SelectionError as exc:
+            return error_response(400, jsonrpc.INVALID_PARAMS, str(exc), request_id=request_id)
+        return self.answer(request, message, credential, limits, selection)
 
     def rate_limited(self, wait: float, request_id: Any = None) -> HttpResponse:
         seconds = retry_after(wait)
@@ -414,10 +425,13 @@ class MCPView(View):
         message: Any,
         credential: Any,
         limits: throttling.RateLimits,
+        selection: Any = None,
     ) -> HttpResponseBase:
         header_version = request.META.get("HTTP_MCP_PROTOCOL_VERSION")
         if isinstance(message, list):
-            return self.answer_batch(request, message, credential, header_version, limits)
+            return self.answer_batch(
+                request, message, credential, header_version, limits, selection
+            )
         wait = limits.check(message)
         if wait is not None:
             return self.rate_limited(wait, jsonrpc.request_id_of(message))
@@ -428,6 +442,7 @@ class MCPView(View):
             credential=credential,
             transport=request,
             counted_throttle_keys=frozenset(limits.counted),
+            selection=selection,
         )
         if era == MODERN:
             problem = self.modern_headers_problem(request, message, header_version)
@@ -528,6 +543,7 @@ class MCPView(View):
         credential: Any,
         header_version: str | None,
         limits: throttling.RateLimits,
+        selection: Any = None,
     ) -> HttpResponse:
         assert self.endpoint is not None
         settings = self.endpoint.settings
@@ -580,6 +596,7 @@ class MCPView(View):
                 credential=credential,
                 transport=request,
                 counted_throttle_keys=frozenset(limits.counted),
+                selection=selection,
             )
             if self.endpoint.settings.SESSIONS:
                 try:
@@ -690,6 +707,14 @@ class MCPView(View):
         return error_response(
             400, jsonrpc.HEADER_MISMATCH, mismatch.message, {"header": mismatch.header}, request_id
         )
+
+
+def toolset_choice(request: HttpRequest) -> tuple[str | None, str | None]:
+    """The toolsets and read-only mode a client asked for: in the endpoint URL's query
+    string (where a client that cannot send headers puts them), else in headers."""
+    toolsets = request.GET.get(QUERY_TOOLSETS, request.META.get(HEADER_TOOLSETS))
+    read_only = request.GET.get(QUERY_READ_ONLY, request.META.get(HEADER_READ_ONLY))
+    return toolsets, read_only
 
 
 def too_many_streams(

@@ -115,6 +115,40 @@ def test_connect_page_configurations_have_each_clients_shape(signed_in: Client) 
     assert snippet(body, "chatgpt-snippet") == RESOURCE
 
 
+def test_connect_page_offers_the_toolsets_and_read_only(signed_in: Client) -> None:
+    body = signed_in.get(CONNECT).content.decode()
+    for toolset in ("projects", "tasks", "comments", "general"):
+        assert f'name="toolset" value="{toolset}"' in body
+    assert 'name="read_only" value="1"' in body
+    assert '<details class="mcp-choice">' in body  # closed until a choice is made
+
+
+def test_connect_page_gives_the_address_with_the_choice(signed_in: Client) -> None:
+    response = signed_in.get(
+        CONNECT, {"toolset": ["tasks", "projects", "nowhere"], "read_only": "1"}
+    )
+    body = response.content.decode()
+    chosen = f"{RESOURCE}?toolsets=projects,tasks&amp;read_only=1"
+    assert f'value="{chosen}"' in body
+    assert snippet(body, "claude-snippet") == chosen  # HTML-escaped in the page
+    assert "nowhere" not in body
+    ticked = re.findall(r'name="toolset" value="(\w+)" id="[\w-]+" checked', body)
+    assert sorted(ticked) == ["projects", "tasks"]
+    assert 'id="read-only" checked' in body
+    # Every toolset ticked is the same as none: the plain address.
+    every = ["projects", "tasks", "comments", "general"]
+    assert f'value="{RESOURCE}"' in signed_in.get(CONNECT, {"toolset": every}).content.decode()
+
+
+def test_the_address_with_the_choice_serves_it(
+    signed_in: Client, alice: Any, mcp_client: Callable[..., MCPClient]
+) -> None:
+    _, key = APIKey.objects.create_key(user=alice, scopes="read write", name="choice")
+    rpc = mcp_client(key, "/mcp?toolsets=tasks&read_only=1")
+    names = {t["name"] for t in rpc.result("tools/list")["tools"]}
+    assert names == {"list_tasks", "get_task", "overdue_tasks"}
+
+
 def test_connect_page_uses_the_configured_resource_url(signed_in: Client, settings: Any) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "RESOURCE_URL": "https://ai.example/mcp"}
     body = signed_in.get(CONNECT).content.decode()

@@ -143,6 +143,40 @@ def test_login_and_connect_pages(page: Any, server: LiveServer) -> None:
     assert copied["servers"]["task-tracker"]["url"] == server.url("/mcp")
 
 
+def test_pick_toolsets_and_read_only_on_the_connect_page(page: Any, server: LiveServer) -> None:
+    page.set_viewport_size(PHONE)
+    sign_in(page, server, ALICE, "/account/ai/")
+    page.get_by_text("Choose what the client may use").click()
+    page.get_by_label("tasks", exact=True).check()
+    page.get_by_label("Read only: the client may look, never change anything").check()
+    assert_readable(page)
+    page.get_by_role("button", name="Update the address").click()
+    chosen = server.url("/mcp") + "?toolsets=tasks&read_only=1"
+    page.wait_for_url(re.compile(r".*/account/ai/\?.*toolset=tasks.*"))
+    assert page.get_by_label("MCP server URL").input_value() == chosen
+    # The choice stays ticked, and the page stays readable with it open.
+    assert page.get_by_label("tasks", exact=True).is_checked()
+    assert_readable(page)
+    page.get_by_role("button", name="Copy MCP server URL").click()
+    assert clipboard(page) == chosen
+    # The address serves what was picked: the task tools that only read.
+    key = shell(
+        server,
+        "import json\nfrom django.contrib.auth import get_user_model\n"
+        "from mcp_endpoint.models import APIKey\n"
+        "user = get_user_model().objects.get(username='alice')\n"
+        "print(json.dumps(APIKey.objects.create_key(user=user, scopes='read write', "
+        "name='toolsets browser')[1]))",
+    )
+    listing = httpx2.post(
+        chosen,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    names = {t["name"] for t in listing.json()["result"]["tools"]}
+    assert names == {"list_tasks", "get_task", "overdue_tasks"}
+
+
 # -- personal keys: create, copy, reload, revoke --------------------------------------------------
 
 

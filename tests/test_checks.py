@@ -531,12 +531,36 @@ def test_w051_within_the_budget(make_endpoint: MakeEndpoint) -> None:
 
 
 def test_w052_the_whole_list_over_its_budget(make_endpoint: MakeEndpoint) -> None:
-    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500, TOOL_DISCOVERY="never")
     add_wordy_tools(endpoint, 4)
     [message] = messages(check_registries, "mcp_endpoint.W052")
     assert not message.is_serious()
     assert "4 tools" in message.msg and "1500" in message.msg
     assert message.hint
+
+
+def test_w052_not_when_discovery_keeps_the_list_small(make_endpoint: MakeEndpoint) -> None:
+    # Over the budget, clients are served search_tools and call_tool instead.
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    add_wordy_tools(endpoint, 4)
+    assert messages(check_registries, "mcp_endpoint.W052") == []
+
+
+def test_w054_a_served_toolset_no_tool_is_in(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(TOOLSETS=["general", "nowhere"])
+    add_wordy_tools(endpoint, 1)
+    [message] = messages(check_registries, "mcp_endpoint.W054")
+    assert "'nowhere'" in message.msg and "general" in message.hint
+
+
+def test_e050_toolset_settings(make_endpoint: MakeEndpoint) -> None:
+    endpoint = make_endpoint(
+        TOOLSETS="tasks", READ_ONLY="yes", TOOL_DISCOVERY="maybe", OUTPUT_SCHEMAS="some"
+    )
+    add_wordy_tools(endpoint, 1)
+    found = [m.msg for m in check_settings() if m.id == "mcp_endpoint.E050"]
+    for key in ("TOOLSETS", "READ_ONLY", "TOOL_DISCOVERY", "OUTPUT_SCHEMAS"):
+        assert any(key in msg for msg in found), key
 
 
 def test_w052_within_the_budget(make_endpoint: MakeEndpoint) -> None:

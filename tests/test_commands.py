@@ -204,15 +204,16 @@ def test_tools_for_read_and_for_read_write(fixture_endpoint: Endpoint, alice: An
     assert lines(read)[0] == "2 tool(s) on endpoint 'commands-test' for alice with scopes read:"
     rows = tool_rows(read)
     assert set(rows) == {"look", "hello"}
-    assert rows["look"].split(None, 1)[1].startswith("[read-only, closed-world]  read")
+    assert rows["look"].split(None, 1)[1].startswith("[read-only, closed-world, idempotent]  read")
     assert rows["look"].endswith("Look at something.")
     assert "second paragraph" not in read
-    assert "[no hints]" in rows["hello"]
+    # A tool that states no hints is listed with the protocol's defaults, stated.
+    assert "[destructive, open-world]" in rows["hello"]
 
     both = run("mcp_tools", "--endpoint", "commands-test", "--scopes", "read write")
     rows = tool_rows(both)
     assert set(rows) == {"look", "erase", "hello"}
-    assert "[destructive]" in rows["erase"]
+    assert "[destructive, open-world]" in rows["erase"]
     assert rows["erase"].endswith("Erase something.")
     assert "for anyone with scopes read write" in lines(both)[0]
 

@@ -17,10 +17,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
-from django.test import Client
+from django.test import Client, override_settings
 from jsonschema import Draft202012Validator
 
 from mcp_endpoint.models import APIKey
@@ -427,7 +428,7 @@ def test_rest_and_mcp_agree(
         assert {**structured, "id": 0} == {**rest_data, "id": 0}
     else:
         assert structured == rest_data
-    tools = {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+    tools = listed_in_full(mcp)
     validator = Draft202012Validator(
         tools[operation.tool]["outputSchema"], format_checker=Draft202012Validator.FORMAT_CHECKER
     )
@@ -443,8 +444,31 @@ def test_the_table_tries_every_kind_of_tool(world: World) -> None:
 
 
 def tools_of(client: Client, header: str, url: str = MCP_URL) -> dict[str, dict[str, Any]]:
-    mcp = mcp_for(client, header, url)
-    return {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+    return listed_in_full(mcp_for(client, header, url))
+
+
+def listed_in_full(mcp: MCPClient) -> dict[str, dict[str, Any]]:
+    """Every tool with its schemas, as an operator who turns discovery off serves them: the
+    inventory's list is over 32 KiB, so by default a client is listed search_tools and
+    call_tool instead (test_what_a_client_loads_by_default_is_under_32_kb)."""
+    with override_settings(MCP_ENDPOINT={**settings.MCP_ENDPOINT, "TOOL_DISCOVERY": "never"}):
+        return {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+
+
+def test_what_a_client_loads_by_default_is_under_32_kb(world: World, client: Client) -> None:
+    mcp = mcp_for(client, world.headers["superuser"])
+    response = mcp.request("tools/list")
+    assert len(response.content) <= 32 * 1024
+    assert [t["name"] for t in response.json()["result"]["tools"]] == [
+        "search_tools",
+        "call_tool",
+    ]
+    # One toolset picked is small enough to be listed in full.
+    mcp.url = f"{MCP_URL}?toolsets=regions"
+    listing = mcp.request("tools/list")
+    assert len(listing.content) <= 32 * 1024
+    regions = {t["name"]: t for t in listing.json()["result"]["tools"]}
+    assert "outputSchema" in regions["list_regions"] and "outputSchema" in regions["get_region"]
 
 
 def test_seven_viewsets_come_under_128_kb(world: World, client: Client) -> None:
@@ -516,7 +540,7 @@ def test_calls_carry_the_version_the_endpoint_asks_for(world: World, client: Cli
     )
     assert rest.status_code == 200 and "latitude" not in rest.json()
     mcp = mcp_for(client, header, LEGACY_URL)
-    tools = {t["name"]: t for t in mcp.result("tools/list")["tools"]}
+    tools = listed_in_full(mcp)
     assert "latitude" not in tools["get_site"]["outputSchema"]["properties"]
     assert "latitude" in tools["get_site_as_of_4_2"]["outputSchema"]["properties"]
     old = mcp.call("get_site", {"id": london})
@@ -544,7 +568,7 @@ def test_a_one_or_many_body_takes_the_object_branch(world: World, client: Client
 def test_the_array_branch_when_the_setting_asks(world: World, client: Client) -> None:
     header = world.headers["superuser"]
     mcp = mcp_for(client, header, LEGACY_URL)
-    schema = {t["name"]: t for t in mcp.result("tools/list")["tools"]}["create_site"]["inputSchema"]
+    schema = listed_in_full(mcp)["create_site"]["inputSchema"]
     assert list(schema["properties"]) == ["items"]
     assert schema["properties"]["items"]["type"] == "array"
     assert "name" in schema["properties"]["items"]["items"]["properties"]

@@ -8,6 +8,7 @@ reload repeats nothing.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
@@ -33,6 +34,7 @@ from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
 from mcp_endpoint.resource import resource_url
 from mcp_endpoint.responses import deny_framing
+from mcp_endpoint.toolsets import QUERY_READ_ONLY, QUERY_TOOLSETS
 
 
 class AccountView(LoginRequiredMixin, View):
@@ -77,7 +79,34 @@ class ConnectView(AccountView):
     template_name = "mcp_endpoint/account/connect.html"
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        return self.render({"guides": self.guides(), "active": "connect"})
+        # The person's choice of toolsets and read-only mode, from the form on the page
+        # (a GET, so the page's own address keeps it): the address to give a client
+        # carries it. Names the endpoint does not have are dropped.
+        known = list(self.get_endpoint().toolsets())
+        picked = [t for t in known if t in request.GET.getlist("toolset")]
+        read_only = request.GET.get("read_only") == "1"
+        url = with_choice(self.mcp_url(), picked if len(picked) < len(known) else [], read_only)
+        endpoint = self.get_endpoint()
+        return self.render(
+            {
+                "guides": client_guides(url, endpoint.settings.SERVER_NAME, None),
+                "mcp_url": url,
+                "toolsets": [(name, name in picked) for name in known],
+                "read_only": read_only,
+                "narrowed": bool(picked) or read_only,
+                "active": "connect",
+            }
+        )
+
+
+def with_choice(url: str, toolsets: list[str], read_only: bool) -> str:
+    """The endpoint's URL with a choice of toolsets and the read-only mode in its query."""
+    query: dict[str, str] = {}
+    if toolsets:
+        query[QUERY_TOOLSETS] = ",".join(toolsets)
+    if read_only:
+        query[QUERY_READ_ONLY] = "1"
+    return f"{url}?{urlencode(query, safe=',')}" if query else url
 
 
 def own_keys(request: HttpRequest) -> QuerySet[AbstractAPIKey]:

@@ -43,6 +43,9 @@ class RequestContext:
     # The task this call runs as, on a task worker (None in a request): it says whether the
     # client cancelled, and keeps the progress the call reports.
     task: Any = None
+    # Which of the endpoint's tools this connection is served (toolsets, read-only mode),
+    # as the transport read it from the URL or headers; None for what the endpoint serves.
+    selection: Any = None
 
     @property
     def modern(self) -> bool:

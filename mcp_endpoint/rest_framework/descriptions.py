@@ -93,12 +93,13 @@ def own_words(viewset: type[Any], action: str, operation: Mapping[str, Any]) -> 
     """What the host wrote about this action: its ``@extend_schema`` summary and
     description, else its handler's docstring."""
     handler = getattr(viewset, action, None)
-    handler_doc = "" if written_by_drf(handler) else first_paragraph(docstring(handler))
+    handler_doc = "" if written_by_drf(handler) else own_doc(docstring(handler))
     summary = sentence(operation.get("summary"))
     described = first_paragraph(operation.get("description"))
     # drf-spectacular describes an operation by the handler's docstring, else the view's:
     # any other description is the host's own, given with @extend_schema.
-    if described and described in (handler_doc, first_paragraph(host_doc(viewset))):
+    raw_handler_doc = "" if written_by_drf(handler) else first_paragraph(docstring(handler))
+    if described and described in (raw_handler_doc, first_paragraph(host_doc(viewset))):
         described = ""
     parts = [p for p in (summary, described or handler_doc) if p]
     if len(parts) == 2 and parts[0].rstrip(".") == parts[1].rstrip("."):
@@ -201,12 +202,42 @@ def list_abilities(view: Any, query_arguments: Collection[str]) -> list[str]:
 
 def stripped(text: str, nouns: Collection[str]) -> str:
     """The first paragraph of ``text`` that says something once the sentences that only
-    name the view's operations are left out."""
+    name the view's operations, and those about how the view is built, are left out."""
     for paragraph in paragraphs(text):
-        kept = [s for s in SENTENCE_END.split(paragraph) if not is_boilerplate(s, nouns)]
+        kept = [
+            s
+            for s in SENTENCE_END.split(paragraph)
+            if not is_boilerplate(s, nouns) and not is_implementation_note(s)
+        ]
         if kept:
             return " ".join(kept)
     return ""
+
+
+# Words of a sentence written for the view's maintainers, not for its users: how it
+# queries (prefetching to avoid N+1 queries), caches, or is put together.
+IMPLEMENTATION_NOTE = re.compile(
+    r"\b(?:prefetch\w*|select_related|N\s*\+\s*1|n\+1|quer(?:y|ies)\s+count|"
+    r"querysets?|subquer\w*|get_queryset|get_serializer\w*|serializer_class|"
+    r"database\s+(?:hits?|round[- ]?trips?|queries)|orm|"
+    r"cach(?:e|ed|es|ing)|memoi[sz]\w*|optimi[sz]\w*|denormali[sz]\w*|"
+    r"internals?|internally|implementation|implemented|refactor\w*|workaround|hack|"
+    r"TODO|FIXME|XXX|mixin|subclass\w*|overrid\w*|monkey[- ]?patch\w*|"
+    r"perform_create|perform_update|perform_destroy|self\.\w+)\b",
+    re.IGNORECASE,
+)
+
+
+def is_implementation_note(text: str) -> bool:
+    """Whether a sentence is about how the view does its work (its queries, its cache, its
+    classes) rather than what it does for the user: such notes never reach the model."""
+    return IMPLEMENTATION_NOTE.search(text) is not None
+
+
+def own_doc(text: str) -> str:
+    """A handler's first paragraph without its implementation notes."""
+    kept = [s for s in SENTENCE_END.split(first_paragraph(text)) if not is_implementation_note(s)]
+    return " ".join(kept)
 
 
 def is_boilerplate(text: str, nouns: Collection[str]) -> bool:

@@ -84,6 +84,7 @@ class ViewSetRegistration:
         name_prefix: str | None = None,
         router: BaseRouter | None = None,
         schema_request: SchemaRequest | None = None,
+        toolset: str | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.version = version
@@ -129,6 +130,9 @@ class ViewSetRegistration:
         self.singular, self.plural = prefixed_nouns(
             name_prefix, *nouns(viewset, self.basename, singular, plural)
         )
+        # The viewset's tools are one toolset, named after its objects unless the host
+        # names it (several viewsets may share one).
+        self.toolset = toolset or toolset_name(self.plural)
         self.view_class = tool_view_class(viewset)
         self.tools: list[ViewSetTool] = []
         # Found when registering (E020), and when building (E021, W022).
@@ -727,6 +731,12 @@ def register_view(
     return _register(endpoint, APIViewRegistration(endpoint, view, url_name=url_name, **options))
 
 
+def toolset_name(noun: str) -> str:
+    """A toolset's name from a noun: ``device_types`` from "device types"."""
+    name = re.sub(r"[^a-z0-9]+", "_", noun.lower()).strip("_")[:64]
+    return name or "general"
+
+
 def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> ViewSetRegistration:
     """Make each action of a DRF viewset a tool of ``endpoint``.
 
@@ -742,6 +752,7 @@ def register_viewset(endpoint: Endpoint, viewset: type[Any], **options: Any) -> 
     view reads it: it sets what the product's middleware sets on a real request, such as
     ``request.tenant``, and may return a context manager that the build runs inside, such
     as an active row scope; see docs/rest_framework.md).
+    ``toolset`` (the toolset its tools belong to, over one named after its objects).
     """
     if not (isinstance(viewset, type) and issubclass(viewset, ViewSetMixin)):
         name = getattr(viewset, "__name__", repr(viewset))

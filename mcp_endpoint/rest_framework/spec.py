@@ -814,8 +814,11 @@ def annotations_for(
         "title": options.title or default_title,
         "readOnlyHint": method in SAFE_METHODS,
     }
-    if method not in SAFE_METHODS:
-        annotations["destructiveHint"] = method == "DELETE"
+    # A custom POST action may do anything (a bulk edit that deletes, a send): destructive
+    # unless the host says otherwise; the standard create only adds.
+    annotations["destructiveHint"] = method == "DELETE" or (
+        method == "POST" and action not in STANDARD_ACTIONS
+    )
     annotations["idempotentHint"] = method in IDEMPOTENT_METHODS
     annotations["openWorldHint"] = False
     annotations.update(options.annotations)

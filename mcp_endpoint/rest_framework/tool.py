@@ -27,6 +27,7 @@ class SpecSource(Protocol):
     endpoint: Endpoint
     view_class: type[Any]
     built: bool
+    toolset: str
 
     def build(self) -> None: ...
 
@@ -99,6 +100,10 @@ class ViewSetTool(Tool):
     def description(self) -> str:  # type: ignore[override]
         spec = self.spec
         return spec.description if spec is not None else ""
+
+    @property
+    def toolset(self) -> str:  # type: ignore[override]
+        return self.registration.toolset
 
     @property
     def title(self) -> str | None:  # type: ignore[override]

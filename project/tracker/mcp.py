@@ -26,7 +26,11 @@ from project.tracker.urls import router
 logger = logging.getLogger(__name__)
 
 # Every action of the REST API's viewsets, as tools with the same permissions and data.
-site.register_router(router)
+# Marking a task done changes nothing that cannot be changed back: not destructive (a
+# custom POST action is, unless the host says otherwise).
+site.register_router(
+    router, per_basename={"task": {"annotations": {"complete": {"destructiveHint": False}}}}
+)
 
 
 class ProjectSummary(TypedDict):
