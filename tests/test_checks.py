@@ -578,7 +578,7 @@ def test_w052_without_the_database_and_once_with_it(make_endpoint: MakeEndpoint)
 
     from tests.hosts.inventory.views import JournalEntryViewSet
 
-    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500, TOOL_DISCOVERY="never")
     add_wordy_tools(endpoint, 4)
     registration = endpoint.register_viewset(JournalEntryViewSet, include=["create"])
     [message] = messages(check_registries, "mcp_endpoint.W052")
@@ -591,7 +591,7 @@ def test_w052_without_the_database_and_once_with_it(make_endpoint: MakeEndpoint)
 
 
 def test_w052_is_not_raised_by_the_database_check(make_endpoint: MakeEndpoint) -> None:
-    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500)
+    endpoint = make_endpoint(TOOLS_LIST_BUDGET_BYTES=1500, TOOL_DISCOVERY="never")
     add_wordy_tools(endpoint, 4)
     assert messages(check_tool_schemas_with_database, "mcp_endpoint.W052") == []
 

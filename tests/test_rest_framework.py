@@ -722,3 +722,24 @@ def test_the_product_bounds_its_query_strings_too(product_tools: dict[str, Any])
     assert properties["search"]["maxLength"] == 500
     assert "maxLength" not in properties["status"]  # a choice is bounded by its enum
     assert "maxLength" not in product_tools["create_task"]["inputSchema"]["properties"]["status"]
+
+
+def test_a_view_that_served_a_request_is_still_the_routed_view(rf: Any) -> None:
+    """DRF adds ``head`` to a viewset view's actions the first time it serves a GET: the
+    tool's route (which has served one) and the same route in a URLconf that has not are
+    the same view, so a tool call is not refused as routed elsewhere."""
+    from rest_framework.routers import SimpleRouter
+
+    from mcp_endpoint.rest_framework.handler import same_view
+
+    served, fresh = SimpleRouter(), SimpleRouter()
+    served.register("gadgets", GadgetViewSet, basename="gadget")
+    fresh.register("gadgets", GadgetViewSet, basename="gadget")
+    [served_list, *_] = served.urls
+    [fresh_list, *_] = fresh.urls
+    served_list.callback(rf.head("/gadgets/"))
+    assert "head" in served_list.callback.actions
+    assert same_view(fresh_list.callback, served_list.callback)
+    other = SimpleRouter()
+    other.register("notes", NoteViewSet, basename="note")
+    assert not same_view(other.urls[0].callback, served_list.callback)

@@ -94,8 +94,22 @@ def same_view(resolved: Any, callback: Any) -> bool:
     return (
         cls is not None
         and getattr(resolved, "cls", None) is cls
-        and getattr(resolved, "actions", None) == getattr(callback, "actions", None)
+        and routed_actions(resolved) == routed_actions(callback)
     )
+
+
+def routed_actions(callback: Any) -> dict[str, str] | None:
+    """A viewset view's method-to-action map, less the ``head`` that DRF's view adds to it
+    for ``get`` the first time it serves a request (a view that has served one and one
+    that has not route the same actions)."""
+    actions = getattr(callback, "actions", None)
+    if not isinstance(actions, dict):
+        return actions
+    return {
+        method: action
+        for method, action in actions.items()
+        if not (method == "head" and action == actions.get("get"))
+    }
 
 
 def answering_4xx(
