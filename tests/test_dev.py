@@ -10,6 +10,7 @@ ruff, mypy, ``manage.py``, apt) does nothing: what is under test is which runs p
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -132,3 +133,17 @@ def test_a_main_run_that_runs_no_test_fails_whatever_selected_nothing(tmp_path: 
     done = dev(checkout(tmp_path), "test", "-k", "no_such_test")
     assert done.returncode == 5, done.stdout + done.stderr
     assert "The oldest combination" not in done.stdout
+
+
+def test_every_module_with_module_wide_fixtures_runs_whole_in_one_process() -> None:
+    # A module-scoped fixture (a live server, most often) set up in every test process
+    # that runs one of the module's tests costs its start-up that many times over.
+    from tests.conftest import WHOLE_MODULES
+
+    fixture = re.compile(r'^@pytest\.fixture\([^)]*scope="module"', re.MULTILINE)
+    modules = sorted((ROOT / "tests").glob("test_*.py"))
+    with_module_fixtures = {
+        f"tests/{path.name}" for path in modules if fixture.search(path.read_text())
+    }
+    assert with_module_fixtures <= WHOLE_MODULES
+    assert all((ROOT / module).exists() for module in WHOLE_MODULES)
