@@ -165,6 +165,7 @@ def run_all(clients: int, count: int, one: Any) -> list[Any]:
 # -- SQLite: concurrent writes wait for the lock -----------------------------------------------
 
 
+@pytest.mark.once  # SQLite in every run: the PostgreSQL run has nothing to add
 def test_concurrent_creates_on_sqlite_all_succeed(tmp_path: Path) -> None:
     # SQLite whatever the run: DATABASE_URL emptied, the server's file in tmp_path.
     env = {"DATABASE_URL": "", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
