@@ -29,6 +29,8 @@ from django.core.cache import BaseCache, caches
 from mcp_endpoint.mrtr import principal
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
 
@@ -74,7 +76,14 @@ class Session:
 
 
 class SessionStore:
-    """The sessions of one endpoint, in its ``CACHE``."""
+    """The sessions of one endpoint, in its ``CACHE``.
+
+    A session expires ``SESSION_IDLE_SECONDS`` after its last use by :attr:`clock` (the
+    wall clock, which every process of a deployment shares); the cache's own expiry only
+    takes away what is no longer read. Tests set ``clock`` to a clock they move.
+    """
+
+    clock: Callable[[], float] = time.time
 
     def __init__(self, endpoint: EndpointLike) -> None:
         self.endpoint = endpoint
@@ -99,7 +108,7 @@ class SessionStore:
         self, context: RequestContext, params: dict[str, Any], protocol_version: str
     ) -> Session:
         owner = principal(context)
-        now = time.time()
+        now = self.clock()
         capabilities = params.get("capabilities")
         client_info = params.get("clientInfo")
         session = Session(
@@ -126,7 +135,12 @@ class SessionStore:
         index = self.cache.get(self.index_key(owner)) or []
         found = self.cache.get_many([self.key(i) for i in index])
         sessions = [self.from_dict(found[self.key(i)]) for i in index if self.key(i) in found]
-        return sorted(sessions, key=lambda s: s.last_used)
+        now = self.clock()
+        live = [s for s in sessions if not self.expired(s, now)]
+        return sorted(live, key=lambda s: s.last_used)
+
+    def expired(self, session: Session, now: float) -> bool:
+        return now - session.last_used >= self.idle
 
     def load(self, session_id: str, context: RequestContext) -> Session | None:
         """The session, used now, if it exists and belongs to this request's credential."""
@@ -134,7 +148,9 @@ class SessionStore:
         if not isinstance(data, dict) or data.get("owner") != principal(context):
             return None
         session = self.from_dict(data)
-        now = time.time()
+        now = self.clock()
+        if self.expired(session, now):
+            return None
         if now - session.last_used >= 1:
             # Writing at most once a second keeps concurrent requests from undoing each
             # other's changes (a log level) while still extending the idle expiry.

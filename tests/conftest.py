@@ -15,6 +15,50 @@ from mcp_endpoint.models import APIKey
 from project.tracker.models import Project, Task
 from tests.mcp_client import MCPClient
 
+# Modules whose servers (module-scoped fixtures) start once for all their tests. Under
+# pytest-xdist one test process runs each of them whole, so that they start once in the
+# run, not once in every process; every other test goes to whichever process is free.
+# (xdist's own xdist_group marks are lost under pytest 9: they rename a node through an
+# attribute pytest no longer reads.) tests/test_dev.py checks that the list is complete.
+WHOLE_MODULES = frozenset(
+    f"tests/test_{name}.py"
+    for name in (
+        "browser",
+        "conformance",
+        "credential_live",
+        "doctor",
+        "e2e_drf",
+        "e2e_modern",
+        "e2e_sdk",
+        "e2e_ts",
+        "host_email_user",
+        "host_files_live",
+        "limits_live",
+        "oauth_live",
+        "packaging",
+        "resumption",
+        "sessions",
+        "stream_access",
+        "streaming",
+        "subscriptions",
+        "tasks_live",
+    )
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeModules(LoadScopeScheduling):
+        """xdist's scheduling by scope, whose scope is the module for the modules in
+        :data:`WHOLE_MODULES` and the test itself for every other."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in WHOLE_MODULES else nodeid
+
+    return WholeModules(config, log)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _release_stream_workers(django_db_setup: Any) -> Iterator[None]:

@@ -90,6 +90,10 @@ def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> di
         env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if not env.get("REDIS_URL"):
         env["CACHE_DIR"] = str(workdir / "cache")
+    # Servers started beside each other (by parallel test processes) share the Redis of
+    # the run, and their databases number keys and users alike: a prefix of each server's
+    # own (unless the caller names one) keeps one's throttle counters and sessions apart.
+    env["CACHE_KEY_PREFIX"] = f"live-{secrets.token_hex(6)}"
     env.update(extra or {})
     return env
 
@@ -198,6 +202,9 @@ class LiveServer:
         self.migrate = migrate
         self.env = server_environment(self.workdir, env)
         self.own_database: tuple[str, str] | None = None
+        if share_database is not None and "CACHE_KEY_PREFIX" not in (env or {}):
+            # Two processes of one deployment share its cache, as they share its database.
+            self.env["CACHE_KEY_PREFIX"] = share_database.env["CACHE_KEY_PREFIX"]
         if share_database is not None and uses_external_database(share_database.env):
             self.env["DATABASE_URL"] = share_database.env["DATABASE_URL"]
         elif uses_external_database(self.env):

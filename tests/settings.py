@@ -9,8 +9,10 @@ made before the others').
 
 from __future__ import annotations
 
+import os
+
 from project.settings import *  # noqa: F403
-from project.settings import INSTALLED_APPS, MCP_ENDPOINT, find_spec
+from project.settings import CACHES, INSTALLED_APPS, MCP_ENDPOINT, find_spec
 from tests.hosts import host_apps
 
 INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]
@@ -21,6 +23,17 @@ WHITENOISE_USE_FINDERS = True
 # The demo turns sessions and delete confirmation on; the suite starts from the library's
 # defaults, and the tests of those features turn them on themselves.
 MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": False}
+
+# Under pytest-xdist each test process ("gw0", "gw1", ...) has a cache of its own: a file
+# cache folder, or a Redis key prefix (which also names its pub/sub channel), so that one
+# process's cache.clear() between tests never empties another's. pytest-django gives
+# each one its own test database.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+if CACHES["default"]["BACKEND"] == "mcp_endpoint.redis_cache.RedisCache":
+    CACHES["default"]["BACKEND"] = "tests.cache.OwnPrefixRedisCache"
+    CACHES["default"]["KEY_PREFIX"] = f"{CACHES['default']['KEY_PREFIX']}-{WORKER}"
+else:
+    CACHES["default"]["LOCATION"] = f"{CACHES['default']['LOCATION']}-tests-{WORKER}"
 
 # Streamed calls write from worker threads while the test's own transaction is still open
 # on the shared test database: with IMMEDIATE that transaction holds SQLite's write lock

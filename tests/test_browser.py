@@ -28,7 +28,8 @@ from tests.live_server import LiveServer, manage, run_script
 from tests.oauth_helpers import callback_listener, query_of
 from tests.test_oauth_live import pkce_pair, register
 
-pytestmark = pytest.mark.e2e
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = [pytest.mark.e2e, pytest.mark.once]
 
 ALICE = ("alice", "alice-demo-password")
 ADMIN = ("admin", "admin-demo-password")

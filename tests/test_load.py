@@ -5,9 +5,11 @@
   pile up persistent connections.
 - PostgreSQL, uvicorn and gunicorn: no connection outlives the request (or the stream's work)
   that opened it when ``CONN_MAX_AGE`` is 0, and one per worker is kept when it is not.
-- PostgreSQL and Redis, gunicorn with 4 workers: thousands of mixed MCP and REST requests
-  with one API key, no errors, every successful create stored, the shared limit held.
+- PostgreSQL and Redis, gunicorn with 4 workers: mixed MCP and REST requests with one API
+  key, no errors, every successful create stored, the shared limit held.
 
+The suite sends a few hundred requests, enough for each property; the same tests at the
+size of a load test (thousands) are ``benchmarks/test_load.py`` (``./dev bench load``).
 The clients are threads in the test process; every request is bounded by a timeout and
 every test by its request count.
 """
@@ -163,6 +165,7 @@ def run_all(clients: int, count: int, one: Any) -> list[Any]:
 # -- SQLite: concurrent writes wait for the lock -----------------------------------------------
 
 
+@pytest.mark.once  # SQLite in every run: the PostgreSQL run has nothing to add
 def test_concurrent_creates_on_sqlite_all_succeed(tmp_path: Path) -> None:
     # SQLite whatever the run: DATABASE_URL emptied, the server's file in tmp_path.
     env = {"DATABASE_URL": "", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
@@ -225,7 +228,13 @@ def limited_database_url() -> Iterator[str]:
 def test_uvicorn_stays_within_a_30_connection_limit(
     tmp_path: Path, limited_database_url: str
 ) -> None:
-    env = {"DATABASE_URL": limited_database_url}
+    stays_within_a_connection_limit(tmp_path, limited_database_url, requests=160)
+
+
+def stays_within_a_connection_limit(tmp_path: Path, database_url: str, requests: int) -> None:
+    """``requests`` (a multiple of 4) on 16 clients to uvicorn with 4 workers, whose role may
+    hold 30 connections: every one answered."""
+    env = {"DATABASE_URL": database_url}
     with UvicornServer(tmp_path, workers=4, env=env) as server:
         host = Host.on(server)
 
@@ -239,12 +248,12 @@ def test_uvicorn_stays_within_a_30_connection_limit(
                 return host.send("/api/tasks/")
             return host.send("/api/projects/")
 
-        answers = run_all(16, 400, one)
-        assert Counter(status for status, _ in answers) == Counter({200: 400}), [
+        answers = run_all(16, requests, one)
+        assert Counter(status for status, _ in answers) == Counter({200: requests}), [
             a for a in answers if a[0] != 200
         ][:5]
         assert all(tool_succeeded(*a) for a in answers[0::4] + answers[1::4])
-        assert host.tasks() == 100
+        assert host.tasks() == requests // 4
 
 
 # -- PostgreSQL: no connection outlives its request ----------------------------------------------
@@ -391,18 +400,23 @@ def test_an_open_stream_holds_no_connection_between_its_updates(
 
 WORKERS = 4
 CLIENTS = 16
-REQUESTS = 5000
-# The user's budget of work (tool calls and REST requests) per day: 4,000 of the 5,000
-# requests are work, so the last thousand or so meet the limit.
-USER_RATE = 3000
 
 
 def test_mixed_mcp_and_rest_load(tmp_path: Path) -> None:
+    # The user's budget of work (tool calls and REST requests) per day: 200 of the 250
+    # requests are work, so the last 80 or so meet the limit.
+    mixed_load(tmp_path, requests=250, user_rate=120)
+
+
+def mixed_load(tmp_path: Path, requests: int, user_rate: int) -> None:
+    """``requests`` mixed requests on :data:`CLIENTS` clients to gunicorn with
+    :data:`WORKERS` workers, the user allowed ``user_rate`` a day (fewer than the four in
+    five requests that are work)."""
     require("DATABASE_URL", "needs DATABASE_URL (PostgreSQL)")
     require("REDIS_URL", "needs REDIS_URL: the shared limit needs an atomic shared cache")
     env = {
         "CACHE_KEY_PREFIX": f"mcp_load_{secrets.token_hex(4)}",
-        "DEMO_USER_THROTTLE": f"{USER_RATE}/day",
+        "DEMO_USER_THROTTLE": f"{user_rate}/day",
         # Only the work is limited here: tools/list goes through at any pace.
         "DEMO_PROTOCOL_RATE": "1000000/minute",
     }
@@ -427,7 +441,7 @@ def test_mixed_mcp_and_rest_load(tmp_path: Path) -> None:
             return kind, status, answer
 
         day = int(time.time() // 86400)
-        results = run_all(CLIENTS, REQUESTS, one)
+        results = run_all(CLIENTS, requests, one)
         windows = int(time.time() // 86400) - day + 1  # the count starts again at midnight UTC
         stored = host.tasks()
 
@@ -448,4 +462,4 @@ def test_mixed_mcp_and_rest_load(tmp_path: Path) -> None:
     served = sum(
         n for (kind, status), n in statuses.items() if kind != "tools_list" and status != 429
     )
-    assert USER_RATE <= served <= windows * USER_RATE + WORKERS, statuses
+    assert user_rate <= served <= windows * user_rate + WORKERS, statuses

@@ -18,7 +18,8 @@ import rest_framework
 
 from tests.live_server import ROOT
 
-pytestmark = pytest.mark.packaging
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = [pytest.mark.packaging, pytest.mark.once]
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> str:

@@ -31,6 +31,9 @@ from mcp_endpoint.protocol.versions import (
     negotiate_legacy,
 )
 
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = pytest.mark.once
+
 MODERN_FIELDS = {"resultType", "ttlMs", "cacheScope"}
 
 

@@ -21,6 +21,9 @@ from mcp_endpoint.schema import (
     portable,
 )
 
+# Its outcome depends on no database or cache backend: the SQLite run alone runs it.
+pytestmark = pytest.mark.once
+
 
 def is_portable(schema: Any) -> None:
     """No reference or type array is left, the root is an object, and 2020-12 accepts it."""

@@ -21,7 +21,7 @@ from django.test import Client
 from mcp_endpoint.sessions import SessionStore
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
-from tests.live_server import HOST, LiveServer, manage, require_redis
+from tests.live_server import HOST, LiveServer, manage, require_redis, run_script
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("private_cache")]
 
@@ -70,6 +70,27 @@ def refused(response: Any, status: int) -> dict[str, Any]:
 @pytest.fixture
 def rpc(mcp_client: Callable[..., MCPClient], alice_key: str) -> MCPClient:
     return mcp_client(alice_key)
+
+
+class Clock:
+    """A wall clock that moves only when told to, for the session store to read."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """The clock by which sessions idle out, moved by the test instead of waiting."""
+    moved = Clock()
+    monkeypatch.setattr(SessionStore, "clock", moved)
+    return moved
 
 
 # -- off by default ----------------------------------------------------------------------------
@@ -161,25 +182,27 @@ def test_allowed_methods_name_delete(client: Client) -> None:
     assert client.get("/mcp").status_code == 405
 
 
-def test_idle_expiry(rpc: MCPClient, settings: Any) -> None:
+def test_idle_expiry(rpc: MCPClient, settings: Any, clock: Clock) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True, "SESSION_IDLE_SECONDS": 1}
     session_id = initialize(rpc)
-    time.sleep(0.6)
+    clock.advance(0.6)
     assert rpc.request("tools/list", headers=in_session(session_id)).status_code == 200
-    time.sleep(1.3)
+    clock.advance(0.4)  # a second after its last recorded use: gone
     refused(rpc.request("tools/list", headers=in_session(session_id)), 404)
 
 
-def test_use_keeps_a_session_alive(rpc: MCPClient, settings: Any) -> None:
+def test_use_keeps_a_session_alive(rpc: MCPClient, settings: Any, clock: Clock) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True, "SESSION_IDLE_SECONDS": 2}
     session_id = initialize(rpc)
-    for _ in range(3):
-        time.sleep(1.1)
+    for _ in range(3):  # 3.3 s in all, longer than the idle time, but never idle that long
+        clock.advance(1.1)
         assert rpc.request("tools/list", headers=in_session(session_id)).status_code == 200
+    clock.advance(2)
+    refused(rpc.request("tools/list", headers=in_session(session_id)), 404)
 
 
 def test_cap_per_credential_drops_the_least_recently_used(
-    rpc: MCPClient, settings: Any, mcp_client: Callable[..., MCPClient], bob: Any
+    rpc: MCPClient, settings: Any, mcp_client: Callable[..., MCPClient], bob: Any, clock: Clock
 ) -> None:
     settings.MCP_ENDPOINT = {
         **settings.MCP_ENDPOINT,
@@ -190,7 +213,7 @@ def test_cap_per_credential_drops_the_least_recently_used(
     bobs = initialize(bob_rpc)
     first = initialize(rpc)
     second = initialize(rpc)
-    time.sleep(1.05)  # use the first one later than the second
+    clock.advance(1.05)  # use the first one later than the second
     assert rpc.request("tools/list", headers=in_session(first)).status_code == 200
     third = initialize(rpc)
     refused(rpc.request("tools/list", headers=in_session(second)), 404)
@@ -330,8 +353,16 @@ class Raw:
         return headers["mcp-session-id"]
 
 
+# Each test of the two processes takes a pair of keys (alice's, bob's) no other test used:
+# a credential's sessions are capped and counted per key, so none of them sees sessions
+# that another test (run before it, in any order) left open.
+KEY_PAIRS = 4
+
+
 @pytest.fixture(scope="module")
-def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Raw, Raw, str, str]]:
+def two_servers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Raw, Raw, list[tuple[str, str]]]]:
     redis_url = require_redis()
     workdir: Path = tmp_path_factory.mktemp("sessions-two")
     env = {
@@ -345,19 +376,37 @@ def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Raw,
     }
     with LiveServer(workdir / "a", workers=2, env=env) as first:
         manage(first.env, "seed_demo")
-        keys = []
-        for user in ("alice", "bob"):
-            out = manage(first.env, "mcp_key", "create", "--user", user, "--scopes", "read")
-            keys.append(out.strip().splitlines()[-1])
+        out = run_script(
+            first.env,
+            "from django.contrib.auth import get_user_model\n"
+            "from mcp_endpoint.models import APIKey\n"
+            f"for _ in range({KEY_PAIRS}):\n"
+            "    for name in ('alice', 'bob'):\n"
+            "        user = get_user_model().objects.get(username=name)\n"
+            "        print(APIKey.objects.create_key(user=user, scopes='read')[1])\n",
+        )
+        keys = out.split()[-2 * KEY_PAIRS :]
+        pairs = list(zip(keys[0::2], keys[1::2], strict=True))
         with LiveServer(
             workdir / "b", workers=2, env=env, migrate=False, share_database=first
         ) as second:
-            yield Raw(first), Raw(second), keys[0], keys[1]
+            yield Raw(first), Raw(second), pairs
+
+
+@pytest.fixture
+def deployment(
+    two_servers: tuple[Raw, Raw, list[tuple[str, str]]],
+) -> tuple[Raw, Raw, str, str]:
+    """The two processes, and a pair of keys (alice's, bob's) of this test's own."""
+    a, b, pairs = two_servers
+    assert pairs, f"more tests than KEY_PAIRS ({KEY_PAIRS}): raise it"
+    alice, bob = pairs.pop()
+    return a, b, alice, bob
 
 
 @pytest.mark.e2e
-def test_two_processes_share_sessions(two_servers: tuple[Raw, Raw, str, str]) -> None:
-    a, b, alice, bob = two_servers
+def test_two_processes_share_sessions(deployment: tuple[Raw, Raw, str, str]) -> None:
+    a, b, alice, bob = deployment
     session = a.open(alice)
     for server in (b, a, b):
         status, _, body = server.rpc(alice, "tools/list", session)
@@ -375,23 +424,25 @@ def test_two_processes_share_sessions(two_servers: tuple[Raw, Raw, str, str]) ->
 
 
 @pytest.mark.e2e
-def test_two_processes_expire_idle_sessions(two_servers: tuple[Raw, Raw, str, str]) -> None:
-    a, b, alice, _ = two_servers
+def test_two_processes_expire_idle_sessions(deployment: tuple[Raw, Raw, str, str]) -> None:
+    # Real processes read the real clock: this waits for the idle time (3 s) to pass, as
+    # the in-process tests above move theirs instead. The first wait is the second after
+    # which a use is recorded.
+    a, b, alice, _ = deployment
     session = a.open(alice)
-    time.sleep(1.5)
+    time.sleep(1.2)
     assert b.rpc(alice, "tools/list", session)[0] == 200
-    time.sleep(3.5)
+    time.sleep(3.2)
     assert a.rpc(alice, "tools/list", session)[0] == 404
 
 
 @pytest.mark.e2e
-def test_two_processes_cap_sessions_per_credential(two_servers: tuple[Raw, Raw, str, str]) -> None:
-    a, b, alice, bob = two_servers
-    time.sleep(3.5)  # let the sessions of the tests before expire
+def test_two_processes_cap_sessions_per_credential(deployment: tuple[Raw, Raw, str, str]) -> None:
+    a, b, alice, bob = deployment
     bobs = b.open(bob)
     first = a.open(alice)
     second = b.open(alice)
-    time.sleep(1.1)
+    time.sleep(1.1)  # a use is recorded a second after the last one, at the earliest
     assert b.rpc(alice, "tools/list", first)[0] == 200  # now the second is the least used
     # Bob's session is used just before, so that a slow machine cannot idle it out (3 s).
     assert a.rpc(bob, "tools/list", bobs)[0] == 200
