@@ -71,10 +71,10 @@ def test_the_wheel_carries_the_app_and_its_licence(dist: Path) -> None:
     assert "License-Expression: BSD-3-Clause" in metadata
     assert "Classifier: Framework :: Django :: 4.2" in metadata
     assert "Requires-Python: >=3.10" in metadata
-    # Development tools are not a published extra: OAuth for MCP clients and the task
-    # framework for long-running tools are the two.
+    # Development tools are not a published extra: OAuth for MCP clients, the task
+    # framework for long-running tools, and Celery as its engine are the three.
     extras = [line for line in metadata.splitlines() if line.startswith("Provides-Extra:")]
-    assert extras == ["Provides-Extra: oauth", "Provides-Extra: tasks"]
+    assert extras == ["Provides-Extra: oauth", "Provides-Extra: tasks", "Provides-Extra: celery"]
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     toolkit = [line for line in requires if "django-oauth-toolkit" in line]
     assert toolkit == ['Requires-Dist: django-oauth-toolkit<4,>=3.4; extra == "oauth"']
