@@ -566,7 +566,7 @@ def tools_list_budget(endpoint: Any, tools: list[Any], *, complete: bool) -> lis
         return messages
     budget: int = endpoint.settings.TOOLS_LIST_BUDGET_BYTES
     listed = [tool.describe() for tool in tools if tool.unavailable() is None]
-    size = list_bytes(listed, endpoint.page_size())
+    size = list_bytes(listed, endpoint.features.page_size())
     if size <= budget:
         return messages
     more = "" if complete else " (at least: the tools that need the database are not counted)"
