@@ -1,4 +1,5 @@
-"""The app's code stays in pieces a reader can hold: no class over 400 lines, no function over 80.
+"""The app's code stays in pieces a reader can hold: no class over 400 lines, no function over 80;
+and the protocol layer imports nothing of Django or DRF.
 
 Measured from the source with ``ast`` (a definition's first line, decorators included, to its
 last), so the rule holds for every module of ``mcp_endpoint/`` except generated migrations.
@@ -74,3 +75,30 @@ def test_the_measure_counts_decorators_and_catches_a_long_function() -> None:
 def test_the_measure_catches_a_long_class() -> None:
     source = f"class Large:\n{lines(MAX_CLASS_LINES)}"
     assert oversized(source) == [("Large", 1, MAX_CLASS_LINES + 1)]
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module a source imports, at any depth of its code (``TYPE_CHECKING`` too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "protocol").glob("*.py")),
+    ids=lambda path: path.name,
+)
+def test_the_protocol_layer_imports_no_django(path: Path) -> None:
+    # Dicts in, dicts out: the transports (and nothing else) know HTTP.
+    imported = imported_modules(path.read_text(encoding="utf-8"))
+    assert not {name for name in imported if name.split(".")[0] in {"django", "rest_framework"}}
+
+
+def test_the_import_measure_sees_nested_imports() -> None:
+    source = "if TYPE_CHECKING:\n    from django.http import HttpRequest\n"
+    assert imported_modules(source) == {"django.http"}
