@@ -13,12 +13,16 @@ schemas (``OUTPUT_SCHEMAS="auto"``), then, if still over, as two discovery tools
 :data:`SEARCH_TOOLS` (the matching tools with their input schemas) and :data:`CALL_TOOL`
 (runs one of them, as a direct call would). Any operation is then two calls away.
 ``TOOL_DISCOVERY`` says whether that happens by size (``"auto"``), always or never.
+
+Where the client can hear ``notifications/tools/list_changed`` (``DYNAMIC_TOOLSETS``, see
+:mod:`mcp_endpoint.dynamic_toolsets`), a third discovery tool, :data:`ENABLE_TOOLSET`, adds a
+toolset's tools to the list as the model goes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +32,14 @@ from mcp_endpoint.tools import Tool
 
 if TYPE_CHECKING:
     from mcp_endpoint.context import Context
+    from mcp_endpoint.protocol.request_context import RequestContext
 
 TOOLSET_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_TOOLSET = "general"
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
-DISCOVERY_TOOLS = (SEARCH_TOOLS, CALL_TOOL)
+ENABLE_TOOLSET = "enable_toolset"
+DISCOVERY_TOOLS = (SEARCH_TOOLS, CALL_TOOL, ENABLE_TOOLSET)
 
 # Where a client says what it wants: the query string of the endpoint's URL, or headers.
 QUERY_TOOLSETS = "toolsets"
@@ -301,3 +307,43 @@ class CallTool(Tool):
 
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         raise ToolError("call_tool runs through its endpoint", code="internal_error")
+
+
+class EnableToolset(Tool):
+    """The discovery tool that adds a toolset's tools to the connection's ``tools/list``;
+    the endpoint keeps what was enabled and tells the client the list changed (see
+    :mod:`mcp_endpoint.dynamic_toolsets`)."""
+
+    name = ENABLE_TOOLSET
+    title = "Enable a toolset"
+    # It changes what the connection is listed, never the product's data.
+    annotations = {
+        "title": "Enable a toolset",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "toolset": {
+                "type": "string",
+                "maxLength": 64,
+                "description": "The toolset's name, as search_tools lists it.",
+            },
+        },
+        "required": ["toolset"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, enable: Callable[[str, RequestContext], dict[str, Any]]) -> None:
+        self.enable = enable
+        self.description = (
+            "Add a toolset's tools to your tool list, to call them directly (search_tools "
+            "with no query lists the toolsets). The list keeps the toolsets enabled last "
+            "that fit it; call_tool runs any tool, enabled or not."
+        )
+
+    def run(self, arguments: dict[str, Any], call: Context) -> Any:
+        return self.enable(str(arguments["toolset"]), call.request_context)

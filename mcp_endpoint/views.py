@@ -45,6 +45,7 @@ from mcp_endpoint.responses import (
     error_response,
     event_stream_response,
     json_response,
+    sse_event,
 )
 from mcp_endpoint.toolsets import (
     HEADER_READ_ONLY,
@@ -534,6 +535,10 @@ class MCPView(View):
             answer = self.endpoint.handle(message, context)
         except outages.ServiceUnavailable as exc:
             answer = outages.error_body(jsonrpc.request_id_of(message), exc, self.endpoint.settings)
+        if answer is not None and context.notifications:
+            # Said during the call (a tools list that changed): on the answer's own stream.
+            events = [sse_event(n) for n in context.notifications] + [sse_event(answer)]
+            return event_stream_response(iter(events))
         return answer_response(answer, context.era)
 
     def answer_batch(
