@@ -26,6 +26,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.urls import URLPattern, re_path
+
 from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.protocol.tool_error import ToolError
 from mcp_endpoint.tools import Tool
@@ -41,7 +43,10 @@ CALL_TOOL = "call_tool"
 ENABLE_TOOLSET = "enable_toolset"
 DISCOVERY_TOOLS = (SEARCH_TOOLS, CALL_TOOL, ENABLE_TOOLSET)
 
-# Where a client says what it wants: the query string of the endpoint's URL, or headers.
+# Where a client says what it wants: the endpoint's URL path (/mcp/x/a,b/readonly,
+# /mcp/readonly), its query string, or headers.
+PATH_TOOLSETS = "toolsets"
+PATH_READ_ONLY = "readonly"
 QUERY_TOOLSETS = "toolsets"
 QUERY_READ_ONLY = "read_only"
 HEADER_TOOLSETS = "HTTP_MCP_TOOLSETS"
@@ -130,6 +135,26 @@ def parse_selection(
             f"Invalid read_only: {read_only!r} (one of 1, true, yes, on, 0, false, no, off)"
         )
     return Selection(chosen, flag in TRUE_WORDS)
+
+
+def toolset_urls(view: Any) -> list[URLPattern]:
+    """The endpoint's URLs that choose toolsets or the read-only mode by path, as GitHub's
+    MCP server does: ``/x/<toolset>[,<toolset>...]``, with ``/readonly`` after it or alone.
+    With or without a trailing slash, as the endpoint's own URL."""
+    return [
+        re_path(
+            rf"^/x/(?P<{PATH_TOOLSETS}>[^/]+)(?:/(?P<{PATH_READ_ONLY}>readonly))?/?\Z",
+            view,
+            name="toolsets",
+        ),
+        re_path(rf"^/(?P<{PATH_READ_ONLY}>readonly)/?\Z", view, name="read_only"),
+    ]
+
+
+def path_choice(kwargs: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The toolsets and read-only mode a client chose in the URL's path (its kwargs)."""
+    toolsets = kwargs.get(PATH_TOOLSETS)
+    return toolsets, ("1" if kwargs.get(PATH_READ_ONLY) else None)
 
 
 def list_bytes(descriptors: Sequence[Any], page_size: int) -> int:

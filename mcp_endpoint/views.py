@@ -53,6 +53,7 @@ from mcp_endpoint.toolsets import (
     QUERY_READ_ONLY,
     QUERY_TOOLSETS,
     SelectionError,
+    path_choice,
 )
 
 if TYPE_CHECKING:
@@ -363,7 +364,9 @@ class MCPView(View):
         if problem is not None:
             return error_response(400, problem.code, problem.message, problem.data)
         try:
-            selection = self.endpoint.select(*toolset_choice(request))
+            selection = self.endpoint.select(*toolset_choice(request)).narrowed(
+                self.endpoint.select(*path_choice(self.kwargs))
+            )
         except SelectionError as exc:
             return error_response(400, jsonrpc.INVALID_PARAMS, str(exc), request_id=request_id)
         return self.answer(request, message, credential, limits, selection)
