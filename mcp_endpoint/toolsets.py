@@ -140,14 +140,16 @@ def parse_selection(
 def toolset_urls(view: Any) -> list[URLPattern]:
     """The endpoint's URLs that choose toolsets or the read-only mode by path, as GitHub's
     MCP server does: ``/x/<toolset>[,<toolset>...]``, with ``/readonly`` after it or alone.
-    With or without a trailing slash, as the endpoint's own URL."""
+    With or without a trailing slash, as the endpoint's own URL. (``(?:/)`` rather than a
+    bare leading slash, which Django's urls.W002 takes for a mistake: the endpoint is
+    included as ``path("mcp", ...)``, without one.)"""
     return [
         re_path(
-            rf"^/x/(?P<{PATH_TOOLSETS}>[^/]+)(?:/(?P<{PATH_READ_ONLY}>readonly))?/?\Z",
+            rf"^(?:/)x/(?P<{PATH_TOOLSETS}>[^/]+)(?:/(?P<{PATH_READ_ONLY}>readonly))?/?\Z",
             view,
             name="toolsets",
         ),
-        re_path(rf"^/(?P<{PATH_READ_ONLY}>readonly)/?\Z", view, name="read_only"),
+        re_path(rf"^(?:/)(?P<{PATH_READ_ONLY}>readonly)/?\Z", view, name="read_only"),
     ]
 
 
