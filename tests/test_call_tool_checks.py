@@ -3,7 +3,9 @@ checks a direct ``tools/call`` meets. The product's DRF throttles count its call
 REST's requests and refuse them as they refuse a direct call; a destructive tool asks the
 user first (``CONFIRM_DESTRUCTIVE_TOOLS``, a 2026-07-28 input-required round), the answer
 counts only for the call it was asked about, and a declined or tampered retry leaves the
-data alone."""
+data alone. Creates, updates and deletes through it give REST's answers and REST's
+refusals (a validation error, a missing object, a view's permission), and a refused write
+leaves the data as it was."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from django.test import Client
 
 from mcp_endpoint.models import APIKey
 from tests.hosts.generated.models import MODELS
+from tests.hosts.parity import api_key, check_parity
 from tests.test_host_generated import META, MODERN, Connection
 from tests.test_throttling import tight_throttle
 
@@ -133,3 +136,48 @@ def test_a_read_through_call_tool_asks_nothing(client: Client, settings: Any, ke
     settings.MCP_ENDPOINT = {**django_settings.MCP_ENDPOINT, "CONFIRM_DESTRUCTIVE_TOOLS": True}
     listed = Asking(client, key).ask(proxied("list_warehouses", {}))
     assert listed["resultType"] == "complete" and listed["isError"] is False
+
+
+# -- writes through call_tool, against REST -------------------------------------------------------
+
+
+def snapshot() -> list[Any]:
+    # The team and draft viewsets serve the same model.
+    return list(Warehouse.objects.order_by("pk").values_list("pk", "name", "quantity", "status"))
+
+
+@pytest.mark.parametrize("staff", [True, False], ids=["staff", "member"])
+def test_writes_through_call_tool_agree_with_rest(client: Client, staff: bool) -> None:
+    user = get_user_model().objects.create_user(
+        "wendy", "wendy@example.com", "pw-wendy-123", is_staff=staff
+    )
+    credential = api_key(user, "read write")
+    mine = Warehouse.objects.create(name="Dock", quantity=1, owner=user)
+    operations: list[tuple[str, str, str, dict[str, Any]]] = [
+        ("create_warehouse", "POST", "/warehouses/", {"name": "New", "quantity": 3}),
+        ("create_warehouse", "POST", "/warehouses/", {"name": "Bad", "quantity": "many"}),
+        ("update_warehouse", "PATCH", f"/warehouses/{mine.pk}/", {"name": "Renamed"}),
+        ("replace_warehouse", "PUT", f"/warehouses/{mine.pk}/", {"name": "R", "quantity": 2}),
+        ("delete_warehouse", "DELETE", f"/warehouses/{mine.pk}/", {}),
+        ("delete_warehouse", "DELETE", "/warehouses/999999/", {}),
+        # Staff change everyone's warehouses; a member is refused by the view's permission.
+        ("create_team_warehouse", "POST", "/team-warehouses/", {"name": "T", "quantity": 1}),
+        ("update_team_warehouse", "PATCH", f"/team-warehouses/{mine.pk}/", {"name": "T2"}),
+        ("delete_team_warehouse", "DELETE", f"/team-warehouses/{mine.pk}/", {}),
+    ]
+    statuses = []
+    for tool, method, url, body in operations:
+        lookup = {"id": url.rstrip("/").rsplit("/", 1)[1]} if url.count("/") > 2 else {}
+        rest, _ = check_parity(
+            client,
+            credential,
+            tool="call_tool",
+            method=method,
+            url=url,
+            arguments={"name": tool, "arguments": {**lookup, **body}},
+            rest_arguments=body,
+            snapshot=snapshot,
+        )
+        statuses.append(rest.status_code)
+    assert statuses[:6] == [201, 400, 200, 200, 204, 404]
+    assert statuses[6:] == ([201, 200, 204] if staff else [403, 403, 403])
