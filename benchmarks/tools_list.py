@@ -38,7 +38,9 @@ MODERN_META = {
 def fetch_all(client: Any, path: str, key: str, era: str) -> tuple[int, int]:
     """Bytes of every tools/list answer together, and the tools listed."""
     size, tools, cursor = 0, 0, None
-    headers = {"Authorization": f"Bearer {key}"}
+    # What the streamable HTTP transport has every client send (and what earns a legacy
+    # client of a large product enable_toolset, see mcp_endpoint.dynamic_toolsets).
+    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
     if era == "modern":
         headers |= {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
     while True:

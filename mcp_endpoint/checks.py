@@ -166,8 +166,9 @@ def _check_schema_settings(label: str, values: dict[str, Any]) -> list[CheckMess
                 id="mcp_endpoint.E050",
             )
         )
-    if "READ_ONLY" in values and not isinstance(values["READ_ONLY"], bool):
-        errors.append(Error(f"{label}['READ_ONLY'] must be True or False.", id="mcp_endpoint.E050"))
+    for key in ("READ_ONLY", "DYNAMIC_TOOLSETS"):
+        if key in values and not isinstance(values[key], bool):
+            errors.append(Error(f"{label}[{key!r}] must be True or False.", id="mcp_endpoint.E050"))
     if "ARRAY_BODIES" in values and not isinstance(values["ARRAY_BODIES"], bool):
         errors.append(
             Error(f"{label}['ARRAY_BODIES'] must be True or False.", id="mcp_endpoint.E050")

@@ -110,6 +110,9 @@ DEFAULTS: dict[str, Any] = {
     # MCP-Read-Only headers.
     "TOOLSETS": None,
     "READ_ONLY": False,
+    # In the compact form, enable_toolset adds a toolset's tools to the list as a model
+    # goes, where the client hears notifications/tools/list_changed (mcp_endpoint.dynamic_toolsets).
+    "DYNAMIC_TOOLSETS": True,
     # Which django-filter filters a list tool offers: "exact" (each field's exact filter and
     # its multi-value form, such as name and id__in), "grouped" (those, and every other
     # lookup in one object argument, "lookups") or "all" (every filter its own argument).

@@ -51,6 +51,7 @@ from mcp_endpoint.tools import (
 from mcp_endpoint.toolsets import (
     Selection,
     parse_selection,
+    toolset_urls,
     toolsets_of,
 )
 
@@ -314,7 +315,7 @@ class Endpoint:
 
         view = MCPView.as_view(endpoint=self)
         # Both /mcp and /mcp/ answer directly: clients do not repeat a POST after a redirect.
-        return [re_path(r"^(?:/)?\Z", view, name="endpoint")]
+        return [re_path(r"^(?:/)?\Z", view, name="endpoint"), *toolset_urls(view)]
 
     @property
     def urls(self) -> tuple[list[URLPattern], str, str]:

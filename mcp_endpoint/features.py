@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from django.template.loader import render_to_string
 
-from mcp_endpoint import outages
+from mcp_endpoint import dynamic_toolsets, outages
 from mcp_endpoint.conf import MCPSettings
 from mcp_endpoint.context import Context
 from mcp_endpoint.executor import ToolExecutor, check_arguments, unrestorable
@@ -29,9 +29,10 @@ from mcp_endpoint.protocol.tasks import FORBIDDEN, TaskEngine
 from mcp_endpoint.resources import ResourceNotFound, ResourceRegistry
 from mcp_endpoint.tools import Tool, ToolError, ToolRegistry
 from mcp_endpoint.toolsets import (
+    CALL_TOOL,
     DISCOVERY_TOOLS,
-    SEARCH_TOOLS,
     CallTool,
+    EnableToolset,
     SearchTools,
     Selection,
     list_bytes,
@@ -124,7 +125,7 @@ class EndpointFeatures:
 
     def capabilities(self) -> dict[str, Any]:
         capabilities: dict[str, Any] = {
-            "tools": {"listChanged": False},
+            "tools": {"listChanged": False},  # True where tools_list_changes() says so
             "resources": {"listChanged": False},
             "prompts": {"listChanged": False},
         }
@@ -169,7 +170,8 @@ class EndpointFeatures:
         self, notifications: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
         """What a listen stream will carry: resource updates of the URIs this credential
-        may read now (no list-changed notifications: the lists do not change).
+        may read now, and the tools list's changes where it can change
+        (:meth:`tools_list_changes`; the resource and prompt lists do not).
 
         A list longer than ``LISTEN_MAX_URIS`` is refused before anything is read; the
         rest is read once per resource, however many times and ways the list names it.
@@ -195,6 +197,8 @@ class EndpointFeatures:
         honoured: dict[str, Any] = {}
         if readable:
             honoured["resourceSubscriptions"] = readable
+        if notifications.get("toolsListChanged") is True and self.tools_list_changes(context):
+            honoured["toolsListChanged"] = True
         return honoured
 
     def scopes_allow_reading(self, uri: str, context: RequestContext) -> bool:
@@ -247,28 +251,57 @@ class EndpointFeatures:
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]:
         """The tools, or the smaller form of them a client can afford (see
-        :mod:`mcp_endpoint.toolsets`)."""
+        :mod:`mcp_endpoint.toolsets`), with the toolsets the connection enabled."""
         served = self.served_tools(context)
+        full = self.full_list(served)
+        if full is not None:
+            return full
+        listed = [tool.describe() for tool in self.discovery_tools(served, context)]
+        enabled = dynamic_toolsets.enabled_tools(self.endpoint, served, context)
+        return listed + dynamic_toolsets.describe(self.endpoint, enabled)
+
+    def full_list(self, served: list[Tool]) -> list[dict[str, Any]] | None:
+        """``served`` as ``tools/list`` describes them when they fit the budget (or
+        ``TOOL_DISCOVERY`` says so); None when the discovery tools stand in for them."""
         discovery: str = self.settings.TOOL_DISCOVERY
         outputs: str = self.settings.OUTPUT_SCHEMAS
         budget: int = self.settings.TOOLS_LIST_BUDGET_BYTES
         page = self.page_size()
-        if discovery != "always":
-            full = [tool.describe(output=outputs != "never") for tool in served]
-            if discovery == "never" or list_bytes(full, page) <= budget:
-                return full
-            if outputs == "auto":
-                slim = [tool.describe(output=False) for tool in served]
-                if list_bytes(slim, page) <= budget:
-                    return slim
-        return [tool.describe() for tool in self.discovery_tools(served, context)]
+        if discovery == "always":
+            return None
+        full = [tool.describe(output=outputs != "never") for tool in served]
+        if discovery == "never" or list_bytes(full, page) <= budget:
+            return full
+        if outputs == "auto":
+            slim = [tool.describe(output=False) for tool in served]
+            if list_bytes(slim, page) <= budget:
+                return slim
+        return None
+
+    def tools_list_changes(self, context: RequestContext) -> bool:
+        """Whether this connection's tools list can change and its client hear it
+        (announced as ``tools.listChanged``): toolsets it may enable, and a way to tell it."""
+        return (
+            dynamic_toolsets.hears_list_changes(self.endpoint, context)
+            and self.full_list(self.served_tools(context)) is None
+        )
 
     def discovery_tools(self, served: list[Tool], context: RequestContext) -> list[Tool]:
         read_only = self.selection(context).read_only
-        return [
+        tools: list[Tool] = [
             SearchTools(served, output_schemas=self.settings.OUTPUT_SCHEMAS == "always"),
             CallTool(read_only=read_only),
         ]
+        if dynamic_toolsets.hears_list_changes(self.endpoint, context):
+            described = [tool.describe() for tool in tools]
+
+            def enable(toolset: str, request: RequestContext) -> dict[str, Any]:
+                offered = [*described, enabler.describe()]
+                return dynamic_toolsets.enable(self.endpoint, toolset, served, offered, request)
+
+            enabler = EnableToolset(enable)
+            tools.append(enabler)
+        return tools
 
     def task_support(self, name: str, context: RequestContext) -> str:
         tool = self.tools.get(name)
@@ -315,9 +348,12 @@ class EndpointFeatures:
         direct call would (the same checks, call log and result) when this credential is
         served it, and otherwise says it is unknown, as for a tool that does not exist."""
         served = self.served_tools(context)
-        search, call = self.discovery_tools(served, context)
-        if name == SEARCH_TOOLS:
-            return self.call_served_tool(search, arguments, context)
+        offered = {tool.name: tool for tool in self.discovery_tools(served, context)}
+        if name not in offered:
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        if name != CALL_TOOL:
+            return self.call_served_tool(offered[name], arguments, context)
+        call = offered[CALL_TOOL]
         try:
             check_arguments(arguments, self.settings.MAX_ARGUMENT_DEPTH)
             call.validate(arguments)

@@ -31,7 +31,10 @@ def resource_url(endpoint: Endpoint, request: HttpRequest, path: str | None = No
     """
     configured: str | None = endpoint.settings.RESOURCE_URL
     if configured:
-        return configured
+        # A URL under the endpoint's (its toolsets' paths) is that much under the configured one.
+        base = endpoint_path(endpoint)
+        suffix = path.rstrip("/")[len(base) :] if path and path.startswith(base + "/") else ""
+        return configured.rstrip("/") + suffix if suffix else configured
     if path is None:
         path = endpoint_path(endpoint)
     return request.build_absolute_uri(path.rstrip("/") or "/")

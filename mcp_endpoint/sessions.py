@@ -50,6 +50,8 @@ class Session:
     log_level: str | None = None
     # URIs of resources/subscribe, for the session's GET stream.
     subscriptions: list[str] = field(default_factory=list)
+    # Toolsets enable_toolset added to the session's tools/list, oldest first.
+    toolsets: list[str] = field(default_factory=list)
     created: float = 0.0
     last_used: float = 0.0
     store: SessionStore | None = field(default=None, repr=False, compare=False)
@@ -68,6 +70,11 @@ class Session:
             self.subscriptions.remove(uri)
             if self.store is not None:
                 self.store.save(self)
+
+    def set_toolsets(self, names: list[str]) -> None:
+        self.toolsets = list(names)
+        if self.store is not None:
+            self.store.save(self)
 
     def set_log_level(self, level: str) -> None:
         self.log_level = level

@@ -42,9 +42,10 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import authentication
+from mcp_endpoint import authentication, dynamic_toolsets
 from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.limits import CredentialLimit
+from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.responses import KEEPALIVE, sse_event
@@ -397,7 +398,10 @@ def listen_stream(
     uris = set(honoured.get("resourceSubscriptions", []))
     if limit is None or not asynchronous:
         return iter([sse_event(ack), sse_event(ending)])
-    return async_listen(endpoint, ack, uris, subscription_id, access, limit)
+    tools = None
+    if honoured.get("toolsListChanged"):
+        tools = dynamic_toolsets.changed_key(principal(access.context))
+    return async_listen(endpoint, ack, uris, subscription_id, access, limit, tools)
 
 
 def credential_ended(subscription_id: Any) -> dict[str, Any]:
@@ -417,7 +421,10 @@ async def async_listen(
     subscription_id: Any,
     access: StreamAccess,
     limit: StreamLimit,
+    tools: str | None = None,
 ) -> AsyncIterator[bytes]:
+    """The stream's updates: of the resources ``uris``, and, when ``tools`` is what the
+    broker carries for this caller's tools list, of that list."""
     hub = hub_for(endpoint)
     listener = hub.listen_async()
     check = sync_to_async(released(readable_now))
@@ -431,13 +438,15 @@ async def async_listen(
                 uri = await asyncio.wait_for(listener[1].get(), keepalive)
             except asyncio.TimeoutError:  # not TimeoutError before Python 3.11
                 uri = None
-            if uri is not None and uri not in uris:
+            if uri is not None and uri not in uris and uri != tools:
                 continue
             if not await holds(uris):
                 yield sse_event(credential_ended(subscription_id))
                 return
             if uri is None:
                 yield KEEPALIVE
+            elif uri == tools:
+                yield sse_event(dynamic_toolsets.list_changed(subscription_id))
             elif await check(endpoint, uri, access.context):
                 yield sse_event(update_message(uri, subscription_id))
     finally:

@@ -13,14 +13,20 @@ schemas (``OUTPUT_SCHEMAS="auto"``), then, if still over, as two discovery tools
 :data:`SEARCH_TOOLS` (the matching tools with their input schemas) and :data:`CALL_TOOL`
 (runs one of them, as a direct call would). Any operation is then two calls away.
 ``TOOL_DISCOVERY`` says whether that happens by size (``"auto"``), always or never.
+
+Where the client can hear ``notifications/tools/list_changed`` (``DYNAMIC_TOOLSETS``, see
+:mod:`mcp_endpoint.dynamic_toolsets`), a third discovery tool, :data:`ENABLE_TOOLSET`, adds a
+toolset's tools to the list as the model goes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from django.urls import URLPattern, re_path
 
 from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.protocol.tool_error import ToolError
@@ -28,14 +34,19 @@ from mcp_endpoint.tools import Tool
 
 if TYPE_CHECKING:
     from mcp_endpoint.context import Context
+    from mcp_endpoint.protocol.request_context import RequestContext
 
 TOOLSET_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_TOOLSET = "general"
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
-DISCOVERY_TOOLS = (SEARCH_TOOLS, CALL_TOOL)
+ENABLE_TOOLSET = "enable_toolset"
+DISCOVERY_TOOLS = (SEARCH_TOOLS, CALL_TOOL, ENABLE_TOOLSET)
 
-# Where a client says what it wants: the query string of the endpoint's URL, or headers.
+# Where a client says what it wants: the endpoint's URL path (/mcp/x/a,b/readonly,
+# /mcp/readonly), its query string, or headers.
+PATH_TOOLSETS = "toolsets"
+PATH_READ_ONLY = "readonly"
 QUERY_TOOLSETS = "toolsets"
 QUERY_READ_ONLY = "read_only"
 HEADER_TOOLSETS = "HTTP_MCP_TOOLSETS"
@@ -124,6 +135,28 @@ def parse_selection(
             f"Invalid read_only: {read_only!r} (one of 1, true, yes, on, 0, false, no, off)"
         )
     return Selection(chosen, flag in TRUE_WORDS)
+
+
+def toolset_urls(view: Any) -> list[URLPattern]:
+    """The endpoint's URLs that choose toolsets or the read-only mode by path, as GitHub's
+    MCP server does: ``/x/<toolset>[,<toolset>...]``, with ``/readonly`` after it or alone.
+    With or without a trailing slash, as the endpoint's own URL. (``(?:/)`` rather than a
+    bare leading slash, which Django's urls.W002 takes for a mistake: the endpoint is
+    included as ``path("mcp", ...)``, without one.)"""
+    return [
+        re_path(
+            rf"^(?:/)x/(?P<{PATH_TOOLSETS}>[^/]+)(?:/(?P<{PATH_READ_ONLY}>readonly))?/?\Z",
+            view,
+            name="toolsets",
+        ),
+        re_path(rf"^(?:/)(?P<{PATH_READ_ONLY}>readonly)/?\Z", view, name="read_only"),
+    ]
+
+
+def path_choice(kwargs: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The toolsets and read-only mode a client chose in the URL's path (its kwargs)."""
+    toolsets = kwargs.get(PATH_TOOLSETS)
+    return toolsets, ("1" if kwargs.get(PATH_READ_ONLY) else None)
 
 
 def list_bytes(descriptors: Sequence[Any], page_size: int) -> int:
@@ -301,3 +334,43 @@ class CallTool(Tool):
 
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         raise ToolError("call_tool runs through its endpoint", code="internal_error")
+
+
+class EnableToolset(Tool):
+    """The discovery tool that adds a toolset's tools to the connection's ``tools/list``;
+    the endpoint keeps what was enabled and tells the client the list changed (see
+    :mod:`mcp_endpoint.dynamic_toolsets`)."""
+
+    name = ENABLE_TOOLSET
+    title = "Enable a toolset"
+    # It changes what the connection is listed, never the product's data.
+    annotations = {
+        "title": "Enable a toolset",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "toolset": {
+                "type": "string",
+                "maxLength": 64,
+                "description": "The toolset's name, as search_tools lists it.",
+            },
+        },
+        "required": ["toolset"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, enable: Callable[[str, RequestContext], dict[str, Any]]) -> None:
+        self.enable = enable
+        self.description = (
+            "Add a toolset's tools to your tool list, to call them directly (search_tools "
+            "with no query lists the toolsets). The list keeps the toolsets enabled last "
+            "that fit it; call_tool runs any tool, enabled or not."
+        )
+
+    def run(self, arguments: dict[str, Any], call: Context) -> Any:
+        return self.enable(str(arguments["toolset"]), call.request_context)

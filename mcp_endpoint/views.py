@@ -31,6 +31,7 @@ from mcp_endpoint.responses import (
     empty_response,
     error_response,
     event_stream_response,
+    sse_event,
 )
 from mcp_endpoint.toolsets import (
     HEADER_READ_ONLY,
@@ -38,6 +39,7 @@ from mcp_endpoint.toolsets import (
     QUERY_READ_ONLY,
     QUERY_TOOLSETS,
     SelectionError,
+    path_choice,
 )
 from mcp_endpoint.transport.base import declared_length, retry_after
 from mcp_endpoint.transport.batches import BatchMixin
@@ -163,7 +165,9 @@ class MCPView(StreamsMixin, BatchMixin):
         if problem is not None:
             return error_response(400, problem.code, problem.message, problem.data)
         try:
-            selection = self.endpoint.select(*toolset_choice(request))
+            selection = self.endpoint.select(*toolset_choice(request)).narrowed(
+                self.endpoint.select(*path_choice(self.kwargs))
+            )
         except SelectionError as exc:
             return error_response(400, jsonrpc.INVALID_PARAMS, str(exc), request_id=request_id)
         return self.answer(request, message, credential, limits, selection)
@@ -269,6 +273,10 @@ class MCPView(StreamsMixin, BatchMixin):
             answer = self.endpoint.handle(message, context)
         except outages.ServiceUnavailable as exc:
             answer = outages.error_body(jsonrpc.request_id_of(message), exc, self.endpoint.settings)
+        if answer is not None and context.notifications:
+            # Said during the call (a tools list that changed): on the answer's own stream.
+            events = [sse_event(n) for n in context.notifications] + [sse_event(answer)]
+            return event_stream_response(iter(events))
         return answer_response(answer, context.era)
 
     def modern_headers_problem(self, request: HttpRequest, message: Any) -> HttpResponse | None:

@@ -28,6 +28,7 @@ WHOLE_MODULES = frozenset(
         "conformance",
         "credential_live",
         "doctor",
+        "dynamic_toolsets_live",
         "e2e_drf",
         "e2e_hosts_sdk",
         "e2e_modern",

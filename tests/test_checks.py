@@ -555,11 +555,15 @@ def test_w054_a_served_toolset_no_tool_is_in(make_endpoint: MakeEndpoint) -> Non
 
 def test_e050_toolset_settings(make_endpoint: MakeEndpoint) -> None:
     endpoint = make_endpoint(
-        TOOLSETS="tasks", READ_ONLY="yes", TOOL_DISCOVERY="maybe", OUTPUT_SCHEMAS="some"
+        TOOLSETS="tasks",
+        READ_ONLY="yes",
+        TOOL_DISCOVERY="maybe",
+        OUTPUT_SCHEMAS="some",
+        DYNAMIC_TOOLSETS="on",
     )
     add_wordy_tools(endpoint, 1)
     found = [m.msg for m in check_settings() if m.id == "mcp_endpoint.E050"]
-    for key in ("TOOLSETS", "READ_ONLY", "TOOL_DISCOVERY", "OUTPUT_SCHEMAS"):
+    for key in ("TOOLSETS", "READ_ONLY", "TOOL_DISCOVERY", "OUTPUT_SCHEMAS", "DYNAMIC_TOOLSETS"):
         assert any(key in msg for msg in found), key
 
 

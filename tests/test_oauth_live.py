@@ -120,8 +120,10 @@ async def connect_and_use(
     *,
     redirect_uri: str | None = None,
     client_metadata_url: str | None = None,
+    path: str = "/mcp",
 ) -> dict[str, Any]:
-    """Run the SDK from a bare connection to a tool call; what it saw on the way."""
+    """Run the SDK from a bare connection to a tool call, at the endpoint's URL ``path``;
+    what it saw on the way."""
     redirect_uri = redirect_uri or f"http://127.0.0.1:{free_port()}/callback"
     seen: dict[str, Any] = {}
 
@@ -138,7 +140,7 @@ async def connect_and_use(
 
     storage = MemoryStorage()
     provider = OAuthClientProvider(
-        server_url=server.url("/mcp"),
+        server_url=server.url(path),
         client_metadata=OAuthClientMetadata(
             client_name="SDK end-to-end test",
             redirect_uris=[AnyUrl(redirect_uri)],
@@ -152,7 +154,7 @@ async def connect_and_use(
         client_metadata_url=client_metadata_url,
     )
     async with httpx2.AsyncClient(auth=provider, timeout=60) as http:
-        transport = streamable_http_client(server.url("/mcp"), http_client=http)
+        transport = streamable_http_client(server.url(path), http_client=http)
         async with Client(transport) as client:
             tools = await client.list_tools()
             seen["tools"] = sorted(tool.name for tool in tools.tools)
@@ -194,6 +196,35 @@ def test_sdk_client_with_dynamic_registration(server: LiveServer) -> None:
     assert token["user"] == "alice"
     assert token["source"] == "dcr"
     assert token["resource"] == [server.url("/mcp")]
+
+
+@pytest.mark.parametrize(
+    ("path", "resource"),
+    [
+        # The query chooses toolsets; the resource is the endpoint's (no query in it).
+        ("/mcp?toolsets=general,tasks", "/mcp"),
+        # A path under the endpoint's is a resource of its own, named by its metadata.
+        ("/mcp/x/general,tasks", "/mcp/x/general,tasks"),
+    ],
+)
+def test_sdk_client_at_a_url_that_picks_toolsets(
+    server: LiveServer, path: str, resource: str
+) -> None:
+    browser = Browser(server.base_url)
+    browser.log_in(*ALICE)
+    try:
+        seen = asyncio.run(connect_and_use(server, browser, path=path))
+    finally:
+        browser.close()
+    authorization = query_of(seen["authorization_url"])
+    assert authorization["resource"] == server.url(resource)
+    # Only the toolsets chosen: tasks and the function tools, no projects or comments.
+    assert "list_tasks" in seen["tools"] and "summarize_project" in seen["tools"]
+    assert "list_projects" not in seen["tools"] and "list_comments" not in seen["tools"]
+    assert seen["own"][0] is False and seen["own"][1]["name"] == "Website relaunch"
+    client_id = seen["client_info"].client_id
+    token = next(row for row in token_rows(server) if row["client"] == client_id)
+    assert token["resource"] == [server.url(resource)]
 
 
 def test_sdk_client_with_a_client_id_metadata_document(

@@ -89,6 +89,9 @@ class Features:
     def tasks_runnable(self) -> bool:
         return True
 
+    def tools_list_changes(self, context: RequestContext) -> bool:
+        return False
+
     def subscribe(self, uri: str, context: RequestContext) -> None:
         self.calls.append(("subscribe", {"uri": uri}, context))
 

@@ -46,6 +46,9 @@ class RequestContext:
     # Which of the endpoint's tools this connection is served (toolsets, read-only mode),
     # as the transport read it from the URL or headers; None for what the endpoint serves.
     selection: Any = None
+    # Notifications the answer carries before it, when it is not already a stream (a legacy
+    # client that accepts SSE gets them on the answer's stream; others never hear them).
+    notifications: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def modern(self) -> bool:

@@ -50,6 +50,11 @@ class Features(Protocol):
         """Whether a task created now would be run (the tasks extension is announced)."""
         ...
 
+    def tools_list_changes(self, context: RequestContext) -> bool:
+        """Whether this client's tools list can change and it would hear so (announced as
+        ``tools.listChanged``)."""
+        ...
+
     def subscribe(self, uri: str, context: RequestContext) -> None: ...
 
     def unsubscribe(self, uri: str, context: RequestContext) -> None: ...
@@ -254,7 +259,7 @@ def decode_cursor(cursor: object, total: int) -> int:
 def _initialize(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
     version = negotiate_legacy(params.get("protocolVersion"), server.features.supported_versions())
     context.protocol_version = version
-    capabilities = server.features.capabilities()
+    capabilities = listing_capabilities(server, context)
     if server.features.subscriptions_available() and server.features.live_updates(context):
         # Legacy only: the 2026-07-28 revision subscribes through subscriptions/listen.
         capabilities["resources"] = {**capabilities.get("resources", {}), "subscribe": True}
@@ -267,6 +272,14 @@ def _initialize(server: Server, params: dict[str, Any], context: RequestContext)
     if instructions:
         body["instructions"] = instructions
     return body
+
+
+def listing_capabilities(server: Server, context: RequestContext) -> dict[str, Any]:
+    """The server's capabilities, with ``tools.listChanged`` where this client hears it."""
+    capabilities = server.features.capabilities()
+    if server.features.tools_list_changes(context):
+        capabilities["tools"] = {**capabilities.get("tools", {}), "listChanged": True}
+    return capabilities
 
 
 def _ping(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
@@ -294,7 +307,7 @@ def _set_log_level(
 def _discover(server: Server, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
     body: dict[str, Any] = {
         "supportedVersions": list(server.features.supported_versions()),
-        "capabilities": server.features.capabilities(),
+        "capabilities": listing_capabilities(server, context),
     }
     if context.modern:
         # Subscriptions to resources travel on subscriptions/listen streams in this revision;

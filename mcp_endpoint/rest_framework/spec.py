@@ -542,10 +542,12 @@ def output_facts(
         and "results" not in (output_schema or {}).get("properties", {})
         and not declares_one_object(view, viewset)
     ):
+        if output_schema is not None:
+            output_schema = one_or_many(output_schema)
         warnings.append(
             f"the list action {action!r} is described as returning one object, so "
-            "its tool gets no filter or page arguments and an output schema that the "
-            "answer will not match; add @extend_schema(responses=Serializer(many=True))"
+            "its tool gets no filter or page arguments and an output schema that admits "
+            "one object or a list of them; add @extend_schema(responses=Serializer(many=True))"
         )
     return OutputFacts(output_schema, list_output, item_singular, item_plural, tuple(warnings))
 
@@ -785,6 +787,15 @@ WRITE_CONSTRAINTS = frozenset(
     {"required", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum"}
     | {"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"}
 )
+
+
+def one_or_many(item: dict[str, Any]) -> dict[str, Any]:
+    """The output schema of a list action described as answering one object: the view may
+    answer that object, or a list of them (which the tool wraps as ``{"results": [...]}``);
+    nothing says which, so the schema admits both, requiring neither."""
+    properties = dict(item.get("properties") or {})
+    properties["results"] = {"type": "array", "items": item}
+    return {**item, "properties": properties}
 
 
 def requiring_nothing(schema: Any) -> Any:
