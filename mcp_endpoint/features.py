@@ -253,37 +253,19 @@ class EndpointFeatures:
         """The tools, or the smaller form of them a client can afford (see
         :mod:`mcp_endpoint.toolsets`), with the toolsets the connection enabled."""
         served = self.served_tools(context)
-        full = self.full_list(served)
+        full = full_list(self.settings, served)
         if full is not None:
             return full
         listed = [tool.describe() for tool in self.discovery_tools(served, context)]
         enabled = dynamic_toolsets.enabled_tools(self.endpoint, served, context)
         return listed + dynamic_toolsets.describe(self.endpoint, enabled)
 
-    def full_list(self, served: list[Tool]) -> list[dict[str, Any]] | None:
-        """``served`` as ``tools/list`` describes them when they fit the budget (or
-        ``TOOL_DISCOVERY`` says so); None when the discovery tools stand in for them."""
-        discovery: str = self.settings.TOOL_DISCOVERY
-        outputs: str = self.settings.OUTPUT_SCHEMAS
-        budget: int = self.settings.TOOLS_LIST_BUDGET_BYTES
-        page = self.page_size()
-        if discovery == "always":
-            return None
-        full = [tool.describe(output=outputs != "never") for tool in served]
-        if discovery == "never" or list_bytes(full, page) <= budget:
-            return full
-        if outputs == "auto":
-            slim = [tool.describe(output=False) for tool in served]
-            if list_bytes(slim, page) <= budget:
-                return slim
-        return None
-
     def tools_list_changes(self, context: RequestContext) -> bool:
         """Whether this connection's tools list can change and its client hear it
         (announced as ``tools.listChanged``): toolsets it may enable, and a way to tell it."""
         return (
             dynamic_toolsets.hears_list_changes(self.endpoint, context)
-            and self.full_list(self.served_tools(context)) is None
+            and full_list(self.settings, self.served_tools(context)) is None
         )
 
     def discovery_tools(self, served: list[Tool], context: RequestContext) -> list[Tool]:
@@ -471,3 +453,22 @@ class EndpointFeatures:
                 "hasMore": len(values) > MAX_COMPLETIONS,
             }
         }
+
+
+def full_list(settings: MCPSettings, served: list[Tool]) -> list[dict[str, Any]] | None:
+    """``served`` as ``tools/list`` describes them when they fit the budget (or
+    ``TOOL_DISCOVERY`` says so); None when the discovery tools stand in for them."""
+    discovery: str = settings.TOOL_DISCOVERY
+    outputs: str = settings.OUTPUT_SCHEMAS
+    budget: int = settings.TOOLS_LIST_BUDGET_BYTES
+    page: int = settings.LIST_PAGE_SIZE
+    if discovery == "always":
+        return None
+    full = [tool.describe(output=outputs != "never") for tool in served]
+    if discovery == "never" or list_bytes(full, page) <= budget:
+        return full
+    if outputs == "auto":
+        slim = [tool.describe(output=False) for tool in served]
+        if list_bytes(slim, page) <= budget:
+            return slim
+    return None
