@@ -11,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from drf_spectacular.drainage import add_trace_message, error, warn
+
+from mcp_endpoint.compat import spectacular_messages
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The modules that make the authorisation server out of the toolkit: loaded only where the
@@ -140,3 +145,37 @@ def test_a_host_without_the_toolkit_never_imports_it() -> None:
         {"detail": "This action needs the scope(s) write; the credential holds read."},
     ]
     assert seen["form"] == [200, True]
+
+
+# -- drf-spectacular's record of its messages -------------------------------------------------
+
+
+class DescribedView:
+    """A view drf-spectacular is describing, for its trace of breadcrumbs."""
+
+
+def test_spectacular_messages_are_collected_silenced(capsys: pytest.CaptureFixture[str]) -> None:
+    with spectacular_messages() as messages, add_trace_message(DescribedView):
+        warn("a field without a type")
+        error("no serializer")
+    [warning] = messages.warnings
+    assert warning.endswith("Warning [DescribedView]: a field without a type")
+    [failure] = messages.errors
+    assert failure.endswith("Error [DescribedView]: no serializer")
+    assert capsys.readouterr().err == ""  # silenced
+    with spectacular_messages() as later:
+        warn("another")
+    assert len(later.warnings) == 1 and later.warnings[0].endswith("Warning: another")
+
+
+def test_a_view_that_raises_leaves_no_trace_behind() -> None:
+    with (
+        pytest.raises(ZeroDivisionError),
+        spectacular_messages(),
+        add_trace_message(DescribedView),
+    ):
+        1 / 0  # noqa: B018
+    with spectacular_messages() as later:
+        warn("after the failure")
+    # Without the trace dropped, the failed view's name would prefix this warning.
+    assert "DescribedView" not in later.warnings[0]

@@ -43,7 +43,7 @@ from django.contrib.auth import get_user
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import Resolver404, resolve
 from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
@@ -312,12 +312,13 @@ def inner_request(
         if hasattr(request, "user"):
             inner.user = SimpleLazyObject(lambda: get_user(inner))  # type: ignore[assignment]
     if "django.contrib.messages" in django_settings.INSTALLED_APPS:
-        from django.contrib.messages.storage import default_storage
+        from django.contrib.messages.middleware import MessageMiddleware
 
-        # A storage that needs the session, on a request that has none (a host without
+        # The message storage, as Django's middleware gives a request one. A storage that
+        # needs the session, on a request that has none (a host without
         # SessionMiddleware), is left out: the REST request would have no messages either.
         with contextlib.suppress(ImproperlyConfigured):
-            inner._messages = default_storage(inner)  # type: ignore[attr-defined]
+            MessageMiddleware(lambda request: HttpResponse()).process_request(inner)
     return inner
 
 
