@@ -7,28 +7,21 @@ host lists in its REST API, so a key or a token works the same in both places.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from django.core.signals import request_finished
-from django.db import DatabaseError
 from django.http import HttpRequest
-from django.utils import timezone
 from rest_framework import HTTP_HEADER_ENCODING, exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint import client_logging, compat, key_cache, scopes
-from mcp_endpoint.database import releasing_new_connections
+from mcp_endpoint import compat, key_cache, permissions, scopes
+from mcp_endpoint.last_use import note_key_use, note_token_use
 from mcp_endpoint.models import (
-    LAST_USED_RESOLUTION,
     AbstractAPIKey,
     digest_of,
     get_api_key_model,
@@ -126,9 +119,12 @@ class APIKeyAuthentication(BaseAuthentication):
     """DRF authentication by ``Authorization: Bearer <key>`` for keys made in the admin.
 
     Put it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` so the REST API accepts
-    the same keys as ``/mcp``, with the same scopes (:mod:`mcp_endpoint.scopes`). Bearer
-    values that are not key-shaped are left to the next class (an OAuth token, say). A
-    refused key says only that it is invalid, never whether it exists.
+    the same keys as ``/mcp``, and :class:`~mcp_endpoint.permissions.HasScopes` in
+    ``DEFAULT_PERMISSION_CLASSES`` so a key's scopes mean on REST what they mean there (on
+    a view that does not list it, this class applies it). Bearer values that are not
+    key-shaped are left to the next class (an OAuth token, say). A refused key says only
+    that it is invalid, never whether it exists. Nothing is written: the key's last use is
+    recorded after the answer (:mod:`mcp_endpoint.last_use`).
     """
 
     keyword = "Bearer"
@@ -151,73 +147,12 @@ class APIKeyAuthentication(BaseAuthentication):
                 key_cache.remember(key)
         if key is None or not key.is_usable() or not key.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid API key.")
-        note_use(key, cached=cached)
-        scopes.enforce(request, key.scopes)
+        note_key_use(key, cached=cached)
+        permissions.apply_unlisted(request, key)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="{self.www_authenticate_realm}"'
-
-
-# -- last use, off the hot path ------------------------------------------------------------
-
-# When this process last recorded each key's use (by digest), for keys read from the cache,
-# whose last_used is as old as the entry: without it each request would write.
-_last_written: dict[str, datetime] = {}
-_pending = threading.local()
-
-
-def note_use(key: AbstractAPIKey, *, cached: bool = False) -> None:
-    """Record that ``key`` was used, at most once a minute, after the answer has been sent.
-
-    The write is one conditional UPDATE, run when the request finishes (Django's
-    ``request_finished``, sent once the server has the response), so a request never
-    waits for it, and requests whose key was recorded less than a minute ago (as the row
-    says, or for a cached key as this process remembers) do not write at all.
-    """
-    now = timezone.now()
-    seen = key.last_used
-    if cached:
-        remembered = _last_written.get(key.digest)
-        seen = max(seen, remembered) if seen and remembered else (seen or remembered)
-    if seen is not None and now - seen < LAST_USED_RESOLUTION:
-        return
-    _last_written[key.digest] = now
-    pending: list[AbstractAPIKey] = _pending.__dict__.setdefault("keys", [])
-    pending.append(key)
-
-
-def write_last_use(**kwargs: Any) -> None:
-    """Run the UPDATEs :func:`note_use` put off; connected to ``request_finished``."""
-    if not _pending.__dict__.get("keys") or _in_event_loop():
-        # Sent from inside an event loop (an async test client closing a stream), the ORM
-        # may not run: the keys wait for the next request that finishes in a thread.
-        return
-    pending: list[AbstractAPIKey] = _pending.__dict__.pop("keys")
-    # Django's receiver has closed the request's connections already (it runs first): the
-    # connection these UPDATEs open is closed here, or no one would close it under ASGI.
-    with releasing_new_connections():
-        for key in pending:
-            try:
-                key.touch()
-            except DatabaseError:
-                # The answer is sent already; the time of last use may wait for the next one.
-                logger.warning(
-                    "could not record the last use of API key %s",
-                    key.prefix,
-                    extra=client_logging.SERVER_ONLY,
-                )
-
-
-def _in_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-request_finished.connect(write_last_use, dispatch_uid="mcp_endpoint.authentication.last_use")
 
 
 def _key_prefix() -> str:
@@ -234,8 +169,8 @@ class OAuth2TokenAuthentication(BaseAuthentication):
     here unless ``MCP_ENDPOINT["OAUTH_ACCEPT_UNBOUND_TOKENS"]`` is on.
 
     Use it in ``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]`` instead of the toolkit's
-    own class, so a token's scopes mean on REST what they mean at ``/mcp``
-    (:mod:`mcp_endpoint.scopes`).
+    own class, so a token is read on REST as at ``/mcp``; its scopes are decided by
+    :class:`~mcp_endpoint.permissions.HasScopes`, as an API key's are.
 
     The toolkit's own class does the checking, imported on first use, so that this class can
     be named (it is in the default ``AUTHENTICATION_CLASSES``) where the toolkit is not
@@ -270,8 +205,8 @@ class OAuth2TokenAuthentication(BaseAuthentication):
                     "resource=<the URL of this endpoint>."
                 )
         if result is not None:
-            scopes.enforce(request, frozenset(str(result[1].scope).split()))
-            touch_access_token(result[1])
+            note_token_use(result[1])
+            permissions.apply_unlisted(request, result[1])
         return result
 
     def authenticate_header(self, request: Request) -> str:
@@ -285,23 +220,6 @@ class OAuth2TokenAuthentication(BaseAuthentication):
         toolkit = OAuth2Authentication()
         toolkit.www_authenticate_realm = self.www_authenticate_realm
         return toolkit
-
-
-def touch_access_token(token: Any) -> None:
-    """Record that ``token`` was used, in its ``updated`` column, at most once a minute.
-
-    The toolkit keeps no last-use time; its ``updated`` column otherwise moves only when a
-    token is written, which a use never does. The account page of connected applications
-    shows it as the application's last use.
-    """
-    now = timezone.now()
-    updated = getattr(token, "updated", None)
-    if token is None or updated is None or now - updated < LAST_USED_RESOLUTION:
-        return
-    type(token)._default_manager.filter(pk=token.pk, updated__lt=now - LAST_USED_RESOLUTION).update(
-        updated=now
-    )
-    token.updated = now
 
 
 def bearer_value(request: Request | HttpRequest) -> str | None:
@@ -392,10 +310,11 @@ def authenticate(drf_request: Request) -> Credential | None:
         if has_authorization(drf_request._request):
             raise CredentialRefused("Invalid credential.")
         return None
-    scope = getattr(auth, "scope", None)
-    scopes = frozenset(scope.split()) if isinstance(scope, str) else None
     return Credential(
-        user=user, auth=auth, scopes=scopes, authenticator=drf_request.successful_authenticator
+        user=user,
+        auth=auth,
+        scopes=scopes.held_scopes(auth),
+        authenticator=drf_request.successful_authenticator,
     )
 
 

@@ -1,4 +1,11 @@
-"""django-oauth-toolkit, an optional dependency: whether it is here and usable.
+"""Other libraries, where the app leans on more than their documented API.
+
+Two kinds of thing live here, each in one place so that an upstream change breaks one
+function and the test beside it (``tests/test_compat.py``), not the app at large:
+
+- django-oauth-toolkit, an optional dependency: whether it is here and usable;
+- the one private attribute of a required library the app still reads: drf-spectacular's
+  record of the warnings it emits while describing a view (:func:`spectacular_messages`).
 
 API keys, the endpoint and the DRF adapter work without the toolkit; OAuth for MCP clients
 needs it installed (``pip install mcp-endpoint[oauth]``), in ``INSTALLED_APPS``, and at a
@@ -10,9 +17,11 @@ toolkit for its own clients never has our OAuth code run against that toolkit's 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
@@ -79,3 +88,41 @@ def is_toolkit_class(cls: Any, names: Iterable[str]) -> bool:
         base.__name__ in wanted and base.__module__.split(".")[0] == TOOLKIT_APP
         for base in getattr(cls, "__mro__", ())
     )
+
+
+# -- drf-spectacular ------------------------------------------------------------------------
+
+
+@dataclass
+class SchemaMessages:
+    """The warnings and errors drf-spectacular emitted inside :func:`spectacular_messages`,
+    filled in when the block ends."""
+
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def spectacular_messages() -> Iterator[SchemaMessages]:
+    """Collect what drf-spectacular warns of while the block describes a view, silenced.
+
+    drf-spectacular has no public way to read its messages: its ``GENERATOR_STATS`` keeps
+    them in ``_warn_cache`` and ``_error_cache`` (for its ``spectacular`` command's
+    summary), and the breadcrumbs of the view being described in ``_traces``, which it
+    pops only when nothing raised, so an exception from host code would otherwise leave
+    that view's name prefixed to every later warning. Those three attributes are read
+    here and nowhere else.
+    """
+    from drf_spectacular.drainage import GENERATOR_STATS
+
+    found = SchemaMessages()
+    traces = len(GENERATOR_STATS._traces)
+    try:
+        with GENERATOR_STATS.silence():
+            GENERATOR_STATS.reset()
+            yield found
+            found.warnings = sorted(GENERATOR_STATS._warn_cache)
+            found.errors = sorted(GENERATOR_STATS._error_cache)
+    finally:
+        del GENERATOR_STATS._traces[traces:]
+        GENERATOR_STATS.reset()

@@ -12,18 +12,18 @@ A view declares its own policy with django-oauth-toolkit's scope permissions
 view may also name scopes per action with ``required_scopes_by_action`` (actions it does
 not name fall back to the method mapping).
 
-The same rule is applied in two places, so REST and MCP agree: the app's authentication
-classes apply it to every REST request they authenticate (:func:`enforce`), and the DRF
-adapter makes it the tools' ``required_scopes``, which ``tools/list`` and ``tools/call``
-check.
+One object refuses by this rule, REST and MCP alike: the DRF permission
+:class:`mcp_endpoint.permissions.HasScopes`, which every tool call's view runs and REST
+views run where the host lists it (the app's authentication classes apply it to the views
+that do not, see there). The DRF adapter also makes the rule the tools' ``required_scopes``,
+so that ``tools/list`` hides what a credential may not call and the 401 challenge names the
+scopes the endpoint uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-from rest_framework.exceptions import PermissionDenied
 
 from mcp_endpoint.compat import is_toolkit_class, toolkit_in_use
 
@@ -83,23 +83,29 @@ def default_scopes(
     return frozenset(by_method.get(method.upper(), by_method.get("*", ())))
 
 
-def enforce(request: Any, scopes: frozenset[str]) -> None:
-    """Refuse (403) a REST request whose credential lacks the default policy's scopes.
+def held_scopes(auth: Any) -> frozenset[str] | None:
+    """The scopes the auth object of a request holds (an API key's, an access token's:
+    their ``scope`` text), or None for one that carries no scopes (a session, a DRF token)."""
+    scope = getattr(auth, "scope", None)
+    return frozenset(scope.split()) if isinstance(scope, str) else None
 
-    Called by the app's authentication classes once they have authenticated the request;
-    the view comes from the request's parser context, as DRF's views give it. A request
-    with no view (the MCP transport's own authentication) is left alone: each tool is
-    checked on its own.
-    """
-    from mcp_endpoint.conf import mcp_settings
 
-    view = (getattr(request, "parser_context", None) or {}).get("view")
-    if view is None or declares_scopes(view):
-        return
-    needed = default_scopes(view, request.method, mcp_settings.SCOPES_BY_METHOD)
-    missing = needed - scopes
-    if missing:
-        raise PermissionDenied(
-            f"This action needs the scope(s) {' '.join(sorted(missing))}; the credential "
-            f"holds {' '.join(sorted(scopes)) or 'none'}."
-        )
+def refusal(
+    view: Any,
+    method: str,
+    held: frozenset[str] | None,
+    by_method: Mapping[str, Iterable[str]] | None,
+) -> str | None:
+    """Why a credential holding ``held`` may not call ``method`` on ``view`` under the
+    default policy; None when it may (it carries no scopes, the view has a policy of its
+    own, or it holds every scope asked for). :class:`mcp_endpoint.permissions.HasScopes`
+    is the one caller that refuses with it."""
+    if held is None or declares_scopes(view):
+        return None
+    missing = default_scopes(view, method, by_method) - held
+    if not missing:
+        return None
+    return (
+        f"This action needs the scope(s) {' '.join(sorted(missing))}; the credential "
+        f"holds {' '.join(sorted(held)) or 'none'}."
+    )

@@ -70,8 +70,15 @@ Event = tuple[str, Any, str | None]
 class StreamClosed(BaseException):
     """The client closed the stream: the call is cancelled.
 
-    A ``BaseException`` so that it passes through the tool boundary (which turns every
-    ``Exception`` into a tool error) and rolls the call's transaction back.
+    A ``BaseException``, as ``asyncio.CancelledError`` and ``GeneratorExit`` are, because
+    it must cross code that turns every ``Exception`` into an answer: a tool's own
+    ``except Exception``, the tool boundary (which makes it a tool error), and, for a
+    viewset action, a product's DRF ``EXCEPTION_HANDLER`` that answers every exception and
+    the ``convert_exception_to_response`` that wraps each of the product's middleware
+    (both make it a 500 response). Any of
+    those would make a cancelled call look finished and commit its transaction; as a
+    ``BaseException`` it reaches :func:`run_call`, and the transaction is rolled back on
+    the way.
     """
 
 

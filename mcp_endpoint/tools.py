@@ -50,7 +50,8 @@ class Tool:
     # Whether the tool runs as a task (the tasks extension): "forbidden" (never), "optional"
     # (when the client declares the extension, else at once) or "required" (only so).
     task_support: str = "forbidden"
-    # Keys of the arguments that are redacted in the call log.
+    # Which arguments the call log hides is not the tool's to say: the process-wide
+    # REDACTED_ARGUMENTS setting names them, for every tool.
     _validator: Draft202012Validator | None = None
     _descriptor: dict[str, Any] | None = None
     _slim_descriptor: dict[str, Any] | None = None

@@ -220,7 +220,12 @@ REST_FRAMEWORK = {
         "oauth2_provider.contrib.rest_framework.OAuth2Authentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # The scope policy first: a key or token with the scope "read" cannot write, on REST
+    # as at /mcp, whoever its user is.
+    "DEFAULT_PERMISSION_CLASSES": [
+        "mcp_endpoint.permissions.HasScopes",
+        "rest_framework.permissions.IsAuthenticated",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.SearchFilter",

@@ -12,11 +12,39 @@ SECRET_KEY = "settings-without-oauth-0123456789abcdef0123456789abcdef"
 DEBUG = False
 ALLOWED_HOSTS = ["testserver"]
 INSTALLED_APPS = [
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "rest_framework",
     "mcp_endpoint",
 ]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+# The app's key class on the REST API, and no scope permission listed: the class applies
+# the scope policy itself, as it did before the permission existed.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["mcp_endpoint.authentication.APIKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+}
 ROOT_URLCONF = "tests.urls_toolkit_not_installed"
 DATABASES = {
     "default": {

@@ -11,8 +11,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.signals import request_finished
 from django.db import connection
 
-from mcp_endpoint.authentication import note_use
 from mcp_endpoint.database import DatabaseNeeded, database_blocked, releasing_new_connections
+from mcp_endpoint.last_use import note_key_use
 from mcp_endpoint.models import APIKey, digest_of
 from tests.conftest import make_key
 
@@ -96,7 +96,7 @@ def test_last_use_written_after_the_request_leaves_no_connection_open(
     raw = make_key(alice)
     key = APIKey.objects.get_for_digest(digest_of(raw))
     assert key is not None and key.last_used is None
-    note_use(key)
+    note_key_use(key)
     connection.close()  # Django's receiver of request_finished runs before this app's
     request_finished.send(sender=None)
     assert connection.connection is None
@@ -110,7 +110,7 @@ def test_last_use_waits_when_the_request_finishes_inside_an_event_loop(alice: An
     raw = make_key(alice)
     key = APIKey.objects.get_for_digest(digest_of(raw))
     assert key is not None
-    note_use(key)
+    note_key_use(key)
 
     async def finish_in_the_loop() -> None:
         request_finished.send(sender=None)

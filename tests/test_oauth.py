@@ -24,6 +24,7 @@ from oauth2_provider.settings import oauth2_settings
 
 from mcp_endpoint import site
 from mcp_endpoint.oauth.registration import RedirectURIPolicy
+from mcp_endpoint.oauth.views import with_issuer
 from tests.oauth_helpers import Document, DocumentServer, form_fields, query_of
 
 BASE = "http://testserver"
@@ -732,3 +733,15 @@ def test_the_admin_shows_how_clients_registered(
     assert tokens.status_code == 200
     assert RESOURCE.encode() in tokens.content
     assert b"admin-listed-token" not in tokens.content
+
+
+def test_with_issuer_puts_one_iss_where_the_response_carries_its_parameters() -> None:
+    issuer = "https://as.example/o"
+    assert with_issuer("http://127.0.0.1/cb?error=access_denied&iss=forged", issuer) == (
+        "http://127.0.0.1/cb?error=access_denied&iss=https%3A%2F%2Fas.example%2Fo"
+    )
+    assert with_issuer("http://127.0.0.1/cb#access_token=t&iss=x", issuer) == (
+        "http://127.0.0.1/cb#access_token=t&iss=https%3A%2F%2Fas.example%2Fo"
+    )
+    bare = with_issuer("http://127.0.0.1/cb", issuer)
+    assert bare == "http://127.0.0.1/cb?iss=https%3A%2F%2Fas.example%2Fo"

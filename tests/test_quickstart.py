@@ -185,6 +185,17 @@ def test_the_quickstart_works_on_a_fresh_project(tmp_path: Path) -> None:
         )
         with urllib.request.urlopen(rest, timeout=10) as answer:
             assert b'"alice"' in answer.read()
+        # The key holds "read" only: the README's permission refuses a write on REST.
+        write = urllib.request.Request(
+            f"http://{HOST}:{port}/api/users/",
+            data=b"{}",
+            method="POST",
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(write, timeout=10)
+        assert refused.value.code == 403
+        assert b"needs the scope(s) write" in refused.value.read()
         outcome = anyio.run(use_the_sdk, f"http://{HOST}:{port}/mcp", key)
         (tmp_path / "client.py").write_text(readme_sdk_client())
         printed = run(env, tmp_path, python, "client.py", f"http://{HOST}:{port}/mcp", key)

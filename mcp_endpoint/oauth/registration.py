@@ -4,9 +4,10 @@ django-oauth-toolkit's registration endpoint (RFC 7591) creates the application;
 clients register anonymously, so ``OAUTH2_PROVIDER["DCR_REGISTRATION_PERMISSION_CLASSES"]``
 lets anyone in, and this module puts limits in front of it:
 
-- a throttle per client address (``REGISTRATION_THROTTLE_CLASSES``, ``REGISTRATION_RATE``);
-- policies on the metadata (``REGISTRATION_POLICY_CLASSES``): which redirect URIs a client
-  may register, and what its ``application_type`` allows.
+- a throttle per client address (``MCP_ENDPOINT["OAUTH_REGISTRATION_THROTTLE_CLASSES"]``,
+  ``OAUTH_REGISTRATION_RATE``);
+- policies on the metadata (``OAUTH_REGISTRATION_POLICY_CLASSES``): which redirect URIs a
+  client may register, and what its ``application_type`` allows.
 
 The same redirect-URI policy applies to client ID metadata documents through
 :class:`MetadataDocumentFetcher`, so a client cannot get around it by hosting a document
@@ -381,9 +382,11 @@ class RegistrationManagementView(DynamicClientRegistrationManagementView):
     """
 
     def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
-        auth = self._authenticate_registration_request(request, client_id)
-        if isinstance(auth, HttpResponse):
-            return auth
+        # The toolkit's read of the registration (RFC 7592 §2.1) checks the token the
+        # update must carry, and answers as the update would when it does not hold.
+        current: HttpResponse = super().get(request, client_id, *args, **kwargs)
+        if current.status_code != 200:
+            return current
         unparsable = unparsable_body(request)
         if unparsable is not None:
             return unparsable

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
@@ -31,7 +31,6 @@ from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import AbstractApplication, get_application_model
-from oauth2_provider.oauth2_backends import _add_iss_to_redirect
 from oauth2_provider.scopes import get_scopes_backend
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
@@ -214,7 +213,7 @@ class AuthorizationView(ToolkitAuthorizationView):
         # RFC 9207 asks for iss on error responses as well; the toolkit adds it on success.
         if oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
             issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
-            redirect_to = _add_iss_to_redirect(redirect_to, issuer)
+            redirect_to = with_issuer(redirect_to, issuer)
         response: HttpResponse = super().redirect(redirect_to, application)
         return response
 
@@ -296,3 +295,14 @@ class AuthorizedTokenDeleteView(ToolkitAuthorizedTokenDeleteView):
     """Revoke one connected client, after the user confirms."""
 
     template_name = "mcp_endpoint/oauth/authorized-token-delete.html"
+
+
+def with_issuer(uri: str, issuer: str) -> str:
+    """``uri`` with the RFC 9207 ``iss`` parameter set to ``issuer``: in the fragment when
+    the response carries its parameters there (implicit, hybrid), else in the query; an
+    ``iss`` already in either is dropped, so the client sees one issuer, the server's."""
+    parts = urlsplit(uri)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
+    fragment = [(k, v) for k, v in parse_qsl(parts.fragment, keep_blank_values=True) if k != "iss"]
+    (fragment if parts.fragment else query).append(("iss", issuer))
+    return urlunsplit(parts._replace(query=urlencode(query), fragment=urlencode(fragment)))

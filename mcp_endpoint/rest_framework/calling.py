@@ -10,7 +10,11 @@ documented hooks, so that one MCP request costs what one REST request costs:
   second time (a second look-up would also refuse an OAuth token bound to the MCP
   endpoint, since the view's URL is another resource);
 - :meth:`get_throttles`: throttles whose counter the transport already advanced for this
-  HTTP request are not counted again.
+  HTTP request are not counted again;
+- :meth:`get_permissions`: the scope policy (:class:`~mcp_endpoint.permissions.HasScopes`,
+  with the endpoint's ``SCOPES_BY_METHOD``) comes first, as the app's authentication
+  classes apply it on REST, unless the view lists it itself: REST and a tool call are
+  refused for their scopes by the same object.
 
 What the view needs to know of the call travels as an init argument of the view
 (:class:`Caller`), the way ``as_view(**initkwargs)`` hands attributes to a Django view.
@@ -39,12 +43,14 @@ from django.contrib.auth import get_user
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import Resolver404, resolve
 from django.utils.functional import SimpleLazyObject
 from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
+from mcp_endpoint import permissions
 from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.rest_framework.credentials import stands_for
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
@@ -74,10 +80,12 @@ LEFT_OUT_OF_INNER_REQUESTS = (
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls the view, and what the transport already counted for this request."""
+    """Who calls the view, what the transport already counted for this request, and the
+    endpoint's scope policy."""
 
     credential: Credential | None
     counted_throttle_keys: frozenset[str] = frozenset()
+    scope_policy: permissions.HasScopes | None = None
 
 
 def tool_view_class(viewset: type[Any]) -> type[Any]:
@@ -89,6 +97,13 @@ def tool_view_class(viewset: type[Any]) -> type[Any]:
         if credential is None:
             return authenticators
         return [verified(a, credential) if took(credential, a) else a for a in authenticators]
+
+    def get_permissions(self: Any) -> list[BasePermission]:
+        own: list[BasePermission] = viewset.get_permissions(self)
+        policy = self.caller.scope_policy if self.caller is not None else None
+        if policy is None or permissions.lists(own):
+            return own
+        return [policy, *own]
 
     def get_throttles(self: Any) -> list[BaseThrottle]:
         throttles: list[BaseThrottle] = viewset.get_throttles(self)
@@ -109,6 +124,7 @@ def tool_view_class(viewset: type[Any]) -> type[Any]:
         {
             "caller": None,
             "get_authenticators": get_authenticators,
+            "get_permissions": get_permissions,
             "get_throttles": get_throttles,
             "__module__": viewset.__module__,
             "__qualname__": viewset.__qualname__,
@@ -296,12 +312,13 @@ def inner_request(
         if hasattr(request, "user"):
             inner.user = SimpleLazyObject(lambda: get_user(inner))  # type: ignore[assignment]
     if "django.contrib.messages" in django_settings.INSTALLED_APPS:
-        from django.contrib.messages.storage import default_storage
+        from django.contrib.messages.middleware import MessageMiddleware
 
-        # A storage that needs the session, on a request that has none (a host without
+        # The message storage, as Django's middleware gives a request one. A storage that
+        # needs the session, on a request that has none (a host without
         # SessionMiddleware), is left out: the REST request would have no messages either.
         with contextlib.suppress(ImproperlyConfigured):
-            inner._messages = default_storage(inner)  # type: ignore[attr-defined]
+            MessageMiddleware(lambda request: HttpResponse()).process_request(inner)
     return inner
 
 

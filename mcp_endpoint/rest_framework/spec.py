@@ -22,7 +22,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import get_resolver
 from django.utils.encoding import force_str
 from django.utils.functional import Promise
-from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import modify_for_versioning, operation_matches_version
@@ -31,7 +30,7 @@ from rest_framework import permissions as drf_permissions
 from rest_framework import serializers
 from rest_framework.versioning import AcceptHeaderVersioning
 
-from mcp_endpoint.compat import is_toolkit_class
+from mcp_endpoint.compat import is_toolkit_class, spectacular_messages
 from mcp_endpoint.rest_framework.descriptions import description_for
 from mcp_endpoint.rest_framework.filters import (
     LOOKUPS_ARGUMENT,
@@ -309,23 +308,13 @@ def spectacular_operation(
 ) -> tuple[dict[str, Any], dict[str, Any], list[str], list[str]]:
     """drf-spectacular's operation for the view, its components, and the errors and warnings
     it had while making them (as plain data)."""
-    traces = len(GENERATOR_STATS._traces)
-    try:
-        with GENERATOR_STATS.silence():
-            GENERATOR_STATS.reset()
-            operation = spectacular_schema(view).get_operation(
-                path, route.path_regex, "^/", route.method, generator.registry
-            )
-            components = generator.registry.build({}).get("schemas", {})
-            errors = sorted(GENERATOR_STATS._error_cache)
-            warnings = sorted(GENERATOR_STATS._warn_cache) + [
-                e for e in errors if not NO_SERIALIZER.search(e)
-            ]
-    finally:
-        # drf-spectacular pops the trace of the view it describes only when nothing raised;
-        # an exception from host code would leave it to prefix every later warning.
-        del GENERATOR_STATS._traces[traces:]
-        GENERATOR_STATS.reset()
+    with spectacular_messages() as messages:
+        operation = spectacular_schema(view).get_operation(
+            path, route.path_regex, "^/", route.method, generator.registry
+        )
+        components = generator.registry.build({}).get("schemas", {})
+    errors = messages.errors
+    warnings = messages.warnings + [e for e in errors if not NO_SERIALIZER.search(e)]
     return plain(operation or {}), plain(components), errors, warnings
 
 

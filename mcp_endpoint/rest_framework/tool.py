@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonschema import Draft202012Validator
 
+from mcp_endpoint.permissions import HasScopes
 from mcp_endpoint.rest_framework.calling import Caller, call_view
 from mcp_endpoint.rest_framework.credentials import refusal, takes
 from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT
@@ -167,11 +168,15 @@ class ViewSetTool(Tool):
         http_request = call.http_request
         if http_request is None:
             raise ToolError("This tool runs only over HTTP", code="internal_error")
-        caller = Caller(call.credential, call.request_context.counted_throttle_keys)
+        settings = self.registration.endpoint.settings
+        caller = Caller(
+            call.credential,
+            call.request_context.counted_throttle_keys,
+            scope_policy=HasScopes(settings.SCOPES_BY_METHOD),
+        )
         response, kwargs = call_view(
             spec, self.registration.view_class, as_integers(spec, arguments), http_request, caller
         )
-        settings = self.registration.endpoint.settings
         return result_from(
             spec,
             response,
