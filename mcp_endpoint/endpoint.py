@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import calllog, client_logging, interfaces, outages
+from mcp_endpoint import calllog, client_logging, interfaces, outages, tracing
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -530,7 +530,7 @@ class Endpoint:
         self, tool: Tool, arguments: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
         started = time.monotonic()
-        result = self.run_tool(tool, arguments, context)
+        result = tracing.tool(self.run_tool, tool, arguments, context)
         self.text_budget(result)
         self.record_call(tool, arguments, context, result, (time.monotonic() - started) * 1000)
         return result.to_dict()
@@ -785,7 +785,7 @@ class Endpoint:
     # -- serving -------------------------------------------------------------------------
 
     def handle(self, message: Any, context: RequestContext) -> dict[str, Any] | None:
-        return self.server.handle(message, context)
+        return tracing.message(self.server.handle, self.tools, message, context)
 
     def get_urls(self) -> list[URLPattern]:
         from mcp_endpoint.views import MCPView
