@@ -47,6 +47,7 @@ WHOLE_MODULES = frozenset(
         "streaming",
         "subscriptions",
         "tasks_live",
+        "tracing_live",
     )
 )
 

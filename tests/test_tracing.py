@@ -6,7 +6,6 @@ process's providers, and with opentelemetry-instrumentation-django where a host 
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -17,16 +16,14 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test import Client
-from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry import trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from tests.live_server import ROOT
 from tests.mcp_client import MCPClient
+from tests.otel import providers
 
 pytestmark = pytest.mark.django_db
 
@@ -35,18 +32,6 @@ CLIENT_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"
 HEADER_TRACE = "0af7651916cd43dd8448eb211c80319c"
 HEADER_SPAN = "b7ad6b7169203331"
-
-
-@functools.cache
-def providers() -> tuple[TracerProvider, InMemorySpanExporter, InMemoryMetricReader]:
-    """The process's tracer and meter providers, set once (OpenTelemetry allows no more)."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    reader = InMemoryMetricReader()
-    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
-    return provider, exporter, reader
 
 
 @pytest.fixture
