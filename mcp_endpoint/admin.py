@@ -316,6 +316,20 @@ class ToolCallAdmin(ToolCallAdminBase):
     readonly_fields = [f.name for f in ToolCall._meta.fields]
     change_list_template = "admin/mcp_endpoint/toolcall/change_list.html"
 
+    class Media:
+        css = {"all": ["mcp_endpoint/call_log.css"]}
+
+    def get_urls(self) -> list[URLPattern]:
+        from mcp_endpoint import overview
+
+        opts = self.opts
+        page = path(
+            "overview/",
+            self.admin_site.admin_view(lambda request: overview.page(self, request)),
+            name=f"{opts.app_label}_{opts.model_name}_overview",
+        )
+        return [page, *super().get_urls()]
+
     @admin.display(description=_("client"), ordering="client_name")
     def client(self, obj: ToolCall) -> str:
         return f"{obj.client_name} {obj.client_version}".strip() or obj.user_agent

@@ -283,6 +283,14 @@ class ToolCall(models.Model):
 
     class Meta:
         ordering = ["-created"]
+        # The overview's aggregates read a period's rows by these alone (covering indexes):
+        # counts and percentiles per tool, errors by code.
+        indexes = [
+            models.Index(
+                fields=["created", "tool", "duration_ms"], name="mcp_toolcall_period_tool"
+            ),
+            models.Index(fields=["created", "outcome"], name="mcp_toolcall_period_outcome"),
+        ]
         verbose_name = _("tool call")
         verbose_name_plural = _("tool calls")
 
