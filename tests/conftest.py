@@ -39,6 +39,7 @@ WHOLE_MODULES = frozenset(
         "host_tenants_live",
         "limits_live",
         "oauth_live",
+        "overview_browser",
         "packaging",
         "resumption",
         "scale_out",
