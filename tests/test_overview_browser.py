@@ -1,5 +1,6 @@
 """The call log's overview and change list in Chromium: readable in the admin's light and
-dark themes, no sideways scrolling at phone width, the change list's columns at 1,400 px.
+dark themes, no sideways scrolling at phone width, the change list's columns at 1,400 px;
+and the admin's new-key page in its dark theme.
 
 The demo host runs under gunicorn (the server of tests/test_browser.py); the rows are made
 in its database with its own shell.
@@ -7,6 +8,7 @@ in its database with its own shell.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -147,3 +149,47 @@ def test_the_change_list_keeps_its_columns_at_1400_px(
             parseFloat(getComputedStyle(span).fontSize))"""
     )
     assert lines and max(lines) < 2, lines  # a line is about 1.2 to 1.5 em high
+
+
+SNIPPET_CONTRAST_SCRIPT = CONTRAST_SCRIPT.replace(
+    "'a[href], button, input[type=submit], input[type=button], summary, [role=button]'",
+    "'.mcp-snippet, .mcp-copy, .mcp-badge'",
+)
+
+
+def test_the_new_key_page_in_the_admins_dark_theme(page: Any, server: LiveServer) -> None:
+    page.set_viewport_size(DESKTOP)
+    admin_sign_in(page, server, "/admin/mcp_endpoint/apikey/add/")
+    use_theme(page, "dark")
+    page.locator(".field-user .select2-selection").click()
+    page.keyboard.type("alic")
+    page.get_by_role("option", name="alice", exact=True).click()
+    page.get_by_label("Name:", exact=True).fill("dark theme laptop")
+    page.get_by_label("read: See your projects, tasks and comments").check()
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.wait_for_url(re.compile(r".*/created/\?next=list$"))
+    for size in (PHONE, DESKTOP):
+        page.set_viewport_size(size)
+        boxes = page.evaluate(SNIPPET_CONTRAST_SCRIPT, [4.5, None])
+        assert boxes["checked"] >= 4 and boxes["problems"] == [], (size, boxes)
+        # Dark boxes on the dark page, not light ones.
+        background = page.evaluate(
+            "getComputedStyle(document.querySelector('pre.mcp-snippet')).backgroundColor"
+        )
+        assert background != "rgb(243, 244, 246)", background
+        assert_readable(page, sizes=(size,), skip=ADMIN_HEADER)
+    # The key stays whole on its line of the JSON: the box scrolls, it does not wrap.
+    key = page.locator("#raw-key").input_value()
+    cursor = page.locator("pre.mcp-snippet", has_text='"Authorization"').first
+    assert page.evaluate("(e) => getComputedStyle(e).whiteSpace", cursor.element_handle()) == "pre"
+    lines = cursor.inner_text().splitlines()
+    assert any(key in line for line in lines), lines
+    page.set_viewport_size(PHONE)
+    shown = page.evaluate(
+        """(e) => { const s = getComputedStyle(e);
+          return (e.clientHeight - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom)) /
+            parseFloat(s.lineHeight); }""",
+        cursor.element_handle(),
+    )
+    assert round(shown) == len(lines), (shown, len(lines))  # no line drawn on two
+    use_theme(page, "light")
