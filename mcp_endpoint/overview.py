@@ -129,12 +129,22 @@ class Overview:
 def overview(rows: QuerySet[ToolCall], window: Interval) -> Overview:
     """The page's figures for ``rows`` (the call log as this user may see it).
 
-    One grouped scan of the period per column: the counts per tool give the total and the
-    tools drawn, those per outcome the failures, those per credential the top ones and how
-    many keys and apps were used.
+    One grouped scan of the period per column: the counts per hour or day and tool give the
+    time chart, the total and the busiest tools; those per outcome the failures; those per
+    credential the top ones and how many keys and apps were used.
     """
     rows = rows.filter(created__gte=window.start, created__lt=window.end).order_by()
-    tools = counts(rows, "tool")
+    per_bucket = list(
+        rows.annotate(bucket=BucketIndex("created", window.start, window.step_seconds))
+        .values_list("bucket", "tool")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    # The counts per tool are the time chart's, summed: no scan of their own.
+    totals: dict[str, int] = {}
+    for _bucket, tool, n in per_bucket:
+        totals[tool] = totals.get(tool, 0) + n
+    tools = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
     outcomes = counts(rows, "outcome")
     credentials = counts(rows, "credential")
     busiest = [tool for tool, _n in tools[:TOP]]
@@ -144,7 +154,7 @@ def overview(rows: QuerySet[ToolCall], window: Interval) -> Overview:
         errors=sum(n for outcome, n in outcomes if outcome != OK),
         api_keys=sum(1 for name, _n in credentials if name.startswith("API key ")),
         oauth_apps=sum(1 for name, _n in credentials if name.startswith("OAuth “")),
-        series=time_series(rows, window, busiest[:SERIES]),
+        series=time_series(per_bucket, window, busiest[:SERIES]),
         errors_by_code=[
             Bar(code, n, {"outcome__exact": code}) for code, n in outcomes if code != OK
         ][:TOP],
@@ -250,13 +260,10 @@ class TimeSeries:
     peak: int
 
 
-def time_series(rows: QuerySet[ToolCall], window: Interval, drawn: list[str]) -> TimeSeries:
-    counted = (
-        rows.annotate(bucket=BucketIndex("created", window.start, window.step_seconds))
-        .values_list("bucket", "tool")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+def time_series(
+    counted: Iterable[tuple[int, str, int]], window: Interval, drawn: list[str]
+) -> TimeSeries:
+    """The stacked columns from the calls counted per (bucket, tool)."""
     starts = window.buckets()
     cells: dict[tuple[int, str], int] = {}
     rest = False
