@@ -7,9 +7,11 @@ header of their own) or sends an API key as ``Authorization: Bearer <key>``.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.utils.translation import gettext as _
 
@@ -28,6 +30,7 @@ class ClientGuide:
     snippet: str
     snippet_label: str
     also: str = ""  # the other way this client can sign in, if any
+    warning: str = ""  # what stops this client from connecting to this URL, if anything
 
     @property
     def uses_key(self) -> bool:
@@ -37,6 +40,23 @@ class ClientGuide:
 def server_key(name: str) -> str:
     """A configuration key for the server (``task-tracker``): lower case, dashes."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "mcp"
+
+
+def reachable_from_the_internet(url: str) -> bool:
+    """Whether ``url`` is HTTPS on a public name or address: what a connector that runs on
+    its vendor's servers (claude.ai, ChatGPT) can reach, as a loopback, private or plain
+    HTTP address is not."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "https" or not host or host == "localhost":
+        return False
+    if host.endswith((".localhost", ".local", ".internal", ".lan", ".home.arpa")):
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "." in host  # a name without a dot resolves on a local network only
+    return address.is_global
 
 
 def client_guides(url: str, server_name: str, key: str | None = None) -> list[ClientGuide]:
@@ -71,7 +91,18 @@ def _claude_code_guide(url: str, name: str, bearer: str) -> ClientGuide:
 
 
 def _connector_guides(url: str) -> list[ClientGuide]:
-    # Browser connectors sign in with OAuth: all they need is the URL.
+    # Browser connectors sign in with OAuth: all they need is the URL, which their vendor's
+    # servers, not the person's computer, connect to.
+    cloud_warning = (
+        ""
+        if reachable_from_the_internet(url)
+        else _(
+            "This connector connects from its vendor's servers, on the internet: it needs "
+            "the server at a public HTTPS address, and %(url)s is not one. Ask whoever runs "
+            "this site for its public address, or use a client on your computer."
+        )
+        % {"url": url}
+    )
     connectors = [
         (
             "claude",
@@ -103,6 +134,7 @@ def _connector_guides(url: str) -> list[ClientGuide]:
             steps=steps,
             snippet=url,
             snippet_label=_("Connector URL"),
+            warning=cloud_warning,
         )
         for slug, client, steps in connectors
     ]

@@ -23,7 +23,7 @@ from django.core.checks import CheckMessage
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import interfaces
+from mcp_endpoint import interfaces, tracing
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.executor import ToolExecutor
 from mcp_endpoint.features import Completer, EndpointFeatures
@@ -308,7 +308,7 @@ class Endpoint:
     # -- serving -------------------------------------------------------------------------
 
     def handle(self, message: Any, context: RequestContext) -> dict[str, Any] | None:
-        return self.server.handle(message, context)
+        return tracing.message(self.server.handle, self.tools, message, context)
 
     def get_urls(self) -> list[URLPattern]:
         from mcp_endpoint.views import MCPView

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
-from mcp_endpoint import calllog, client_logging, outages
+from mcp_endpoint import calllog, client_logging, outages, tracing
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import confirm_destructive
 from mcp_endpoint.protocol.content import Text, ToolResult
@@ -51,7 +51,7 @@ class ToolExecutor:
     ) -> dict[str, Any]:
         """Run the tool, cut its text to the budget, record the call; the result as sent."""
         started = time.monotonic()
-        result = self.run(tool, arguments, context)
+        result = tracing.tool(self.run, tool, arguments, context)
         self.text_budget(result)
         duration_ms = (time.monotonic() - started) * 1000
         calllog.record_call(self.endpoint, tool, arguments, context, result, duration_ms)

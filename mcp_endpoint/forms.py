@@ -32,6 +32,7 @@ class APIKeyForm(ModelFormBase):
         label=_("scopes"),
         widget=forms.CheckboxSelectMultiple,
         help_text=_("What the key may do, as an OAuth access token with these scopes."),
+        error_messages={"required": _("Choose at least one scope for the key.")},
     )
 
     class Meta:

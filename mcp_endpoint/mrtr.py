@@ -143,13 +143,27 @@ def is_destructive(tool: Tool) -> bool:
     return bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
 
 
-def confirmation_request(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    shown = compact_json(dict(arguments))
-    if len(shown) > 300:
-        shown = shown[:300] + "…"
+def confirmation_request(
+    tool: Tool, arguments: Mapping[str, Any], target: tuple[str, str] | None = None
+) -> dict[str, Any]:
+    """The question before a destructive call: what it does to which object, named as a
+    person would (``Delete task: the task “Write copy”.``), else by its arguments."""
     what = tool.title or tool.name
+    if target is not None:
+        kind, name = target
+        shown = f": the {kind} “{name[:200]}”"
+    elif arguments and all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in arguments.values()
+    ):
+        shown = " (" + ", ".join(f"{k} {v}" for k, v in arguments.items())[:300] + ")"
+    elif arguments:
+        shown = " " + compact_json(dict(arguments))
+        if len(shown) > 300:
+            shown = shown[:300] + "…"
+    else:
+        shown = ""
     return elicitation(
-        f"{what} {shown} cannot be undone. Go ahead?",
+        f"{what}{shown}. This cannot be undone. Go ahead?",
         {
             "type": "object",
             "properties": {
@@ -199,7 +213,7 @@ def confirm_destructive(
             "text/event-stream. Nothing was changed.",
             code="confirmation_unavailable",
         )
-    question = confirmation_request(tool, arguments)
+    question = confirmation_request(tool, arguments, tool.target(dict(arguments), call))
     if context.modern:
         state = context.request_state
         answer = context.input_responses.get(CONFIRM_KEY)

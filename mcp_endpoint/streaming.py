@@ -31,7 +31,7 @@ from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.http import HttpRequest
 
-from mcp_endpoint import client_logging, outages, sessions
+from mcp_endpoint import client_logging, outages, sessions, tracing
 from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.event_store import RETRY_MS, EventStore, StoredEvent, event_id
@@ -433,7 +433,7 @@ def start(
     context.channel = channel
     if endpoint.settings.LOGGING:
         client_logging.install(endpoint.settings.CLIENT_LOGGERS)
-    stream_pool.run(lambda: run_call(endpoint, message, context, channel, held))
+    stream_pool.run(tracing.carried(lambda: run_call(endpoint, message, context, channel, held)))
     return channel
 
 

@@ -32,7 +32,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import interfaces, outages, task_recovery
+from mcp_endpoint import interfaces, outages, task_recovery, tracing
 from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import principal
@@ -505,7 +505,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
 
     started = time.monotonic()
     try:
-        result = endpoint.executor.run(tool, dict(task.arguments), context, keep)
+        result = tracing.tool(endpoint.executor.run, tool, dict(task.arguments), context, keep)
         if not kept and not keep(result):
             # A tool error, answered before the transaction, for a credential that no
             # longer holds: recorded as any abandoned call is.

@@ -85,6 +85,12 @@ class Tool:
         tool error that gives this reason."""
         return None
 
+    def target(self, arguments: dict[str, Any], call: Context) -> tuple[str, str] | None:
+        """What a call with ``arguments`` acts on, as a person names it: its kind and its
+        name or title (``("task", "Write copy")``), for the question asked before a
+        destructive call; None when the tool cannot tell."""
+        return None
+
     @property
     def read_only(self) -> bool:
         """Whether the tool says it changes nothing (it then runs without a transaction)."""

@@ -40,6 +40,7 @@ WHOLE_MODULES = frozenset(
         "host_tenants_live",
         "limits_live",
         "oauth_live",
+        "overview_browser",
         "packaging",
         "resumption",
         "scale_out",
@@ -48,6 +49,7 @@ WHOLE_MODULES = frozenset(
         "streaming",
         "subscriptions",
         "tasks_live",
+        "tracing_live",
     )
 )
 

@@ -236,7 +236,7 @@ def test_the_default_expiry_is_a_setting(signed_in: Client, settings: Any) -> No
     [
         ({"name": ""}, "name", "This field is required."),
         ({"name": "x" * 101}, "name", "Ensure this value has at most 100 characters"),
-        ({"scopes": []}, "scopes", "This field is required."),
+        ({"scopes": []}, "scopes", "Choose at least one kind of access for the key."),
         ({"scopes": ["admin"]}, "scopes", "Select a valid choice. admin is not one of"),
         ({"expires_in": "3"}, "expires_in", "Select a valid choice. 3 is not one of"),
         ({"expires_in": "never"}, "expires_in", "Select a valid choice."),
@@ -384,7 +384,9 @@ def test_connected_apps_lists_the_users_applications(
     assert "Claude" in body
     assert "See your projects, tasks and comments" in body
     assert "Create, change and delete tasks" in body
-    assert "Dynamic Client Registration" in body
+    # In words a person reads, not the protocol's name for how the app registered.
+    assert "it registered itself when you connected it" in body
+    assert "Dynamic Client Registration" not in body
     assert "Bob&#x27;s tool" not in body and "Bob's tool" not in body
 
 

@@ -323,7 +323,10 @@ def test_confirmation_asked_and_given(alice_rounds: Rounds, task: Task) -> None:
     first = ask_to_delete(alice_rounds, task)
     request = first["inputRequests"]["confirm"]
     assert request["method"] == "elicitation/create"
-    assert f'"id":{task.pk}' in request["params"]["message"]
+    # The task as a person names it, from its REST representation, not raw JSON.
+    assert request["params"]["message"] == (
+        "Delete task: the task “Write copy”. This cannot be undone. Go ahead?"
+    )
     assert request["params"]["requestedSchema"]["properties"]["confirm"]["type"] == "boolean"
     assert Task.objects.filter(pk=task.pk).exists()  # nothing happened yet
     done = result_of(

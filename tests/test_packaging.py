@@ -72,9 +72,14 @@ def test_the_wheel_carries_the_app_and_its_licence(dist: Path) -> None:
     assert "Classifier: Framework :: Django :: 4.2" in metadata
     assert "Requires-Python: >=3.10" in metadata
     # Development tools are not a published extra: OAuth for MCP clients, the task
-    # framework for long-running tools, and Celery as its engine are the three.
+    # framework for long-running tools, Celery as its engine, and OpenTelemetry are the four.
     extras = [line for line in metadata.splitlines() if line.startswith("Provides-Extra:")]
-    assert extras == ["Provides-Extra: oauth", "Provides-Extra: tasks", "Provides-Extra: celery"]
+    assert extras == [
+        "Provides-Extra: oauth",
+        "Provides-Extra: tasks",
+        "Provides-Extra: celery",
+        "Provides-Extra: otel",
+    ]
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     toolkit = [line for line in requires if "django-oauth-toolkit" in line]
     assert toolkit == ['Requires-Dist: django-oauth-toolkit<4,>=3.4; extra == "oauth"']

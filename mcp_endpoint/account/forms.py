@@ -47,7 +47,10 @@ class PersonalKeyForm(forms.Form):
         help_text=_("Where you use it, so you recognise it later: “laptop”, “Cursor at work”."),
     )
     scopes = forms.MultipleChoiceField(
-        label=_("Access"), widget=forms.CheckboxSelectMultiple, choices=[]
+        label=_("Access"),
+        widget=forms.CheckboxSelectMultiple,
+        choices=[],
+        error_messages={"required": _("Choose at least one kind of access for the key.")},
     )
     expires_in = forms.TypedChoiceField(label=_("Expires in"), coerce=int, choices=[])
     client = forms.ChoiceField(label=_("Show the configuration for"), choices=[])

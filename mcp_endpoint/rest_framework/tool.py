@@ -22,6 +22,21 @@ if TYPE_CHECKING:
     from mcp_endpoint.rest_framework.spec import ActionOptions, ActionSpec
 
 
+# The fields of a REST representation that name the object, in the order they are tried.
+NAME_FIELDS = (
+    "name",
+    "title",
+    "display_name",
+    "full_name",
+    "label",
+    "subject",
+    "summary",
+    "username",
+    "email",
+    "slug",
+)
+
+
 class SpecSource(Protocol):
     """What a tool needs of its registration: the specs built, the view class to call."""
 
@@ -29,6 +44,7 @@ class SpecSource(Protocol):
     view_class: type[Any]
     built: bool
     toolset: str
+    tools: list[ViewSetTool]
 
     def build(self) -> None: ...
 
@@ -188,6 +204,37 @@ class ViewSetTool(Tool):
             # A file the action answers with is named by its REST URL.
             uri=http_request.build_absolute_uri(spec.route.url_path(kwargs)),
         )
+
+    def target(self, arguments: dict[str, Any], call: Context) -> tuple[str, str] | None:
+        """The object of a detail action as its REST representation names it: the
+        viewset's own ``retrieve``, run with the same URL arguments and credential."""
+        spec = self.spec
+        http_request = call.http_request
+        if spec is None or not spec.detail or http_request is None:
+            return None
+        retrieve = next(
+            (t.spec for t in self.registration.tools if t.action == "retrieve" and t.spec),
+            None,
+        )
+        if retrieve is None or not set(retrieve.path_arguments) <= set(arguments):
+            return None
+        lookup = {name: arguments[name] for name in retrieve.path_arguments}
+        caller = Caller(call.credential, call.request_context.counted_throttle_keys)
+        try:
+            response, _kwargs = call_view(
+                retrieve, self.registration.view_class, as_integers(retrieve, lookup),
+                http_request, caller,
+            )  # fmt: skip
+        except ToolError:
+            return None
+        data = getattr(response, "data", None)
+        if response.status_code != 200 or not isinstance(data, dict):
+            return None
+        for field in NAME_FIELDS:
+            value = data.get(field)
+            if isinstance(value, str) and value.strip():
+                return spec.singular, value.strip()
+        return None
 
 
 def as_rest_takes_them(spec: ActionSpec, arguments: dict[str, Any]) -> dict[str, Any]:
