@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import calllog, client_logging, interfaces, outages
+from mcp_endpoint import calllog, client_logging, interfaces, outages, skills
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -41,6 +41,7 @@ from mcp_endpoint.prompts import (
     TemplatePrompt,
 )
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol import skills as skills_extension
 from mcp_endpoint.protocol.content import Text, ToolResult
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
@@ -55,6 +56,7 @@ from mcp_endpoint.resources import (
     ResourceTemplate,
     UriMapper,
 )
+from mcp_endpoint.skills import DirectorySkill, Skill, SkillRegistry
 from mcp_endpoint.tools import (
     CallAbandoned,
     FunctionTool,
@@ -109,6 +111,7 @@ class Endpoint:
         self.tools = ToolRegistry()
         self.resources = ResourceRegistry()
         self.prompts = PromptRegistry()
+        self.skills = SkillRegistry(self)
         self.completers: dict[tuple[str, str, str], Completer] = {}
         self.server = Server(self)
         self.server.state_codec = SignedRequestState(self)
@@ -290,6 +293,24 @@ class Endpoint:
             )
         )
 
+    def add_skill(self, skill: Skill) -> Skill:
+        """Serve a skill (see :mod:`mcp_endpoint.skills`)."""
+        if not len(self.skills):
+            self.add_registration(self.skills)
+        return self.skills.register(skill)
+
+    def skill_directory(
+        self, directory: Any, *, path: str | None = None, scopes: Iterable[str] = ()
+    ) -> Skill:
+        """Serve the skill in a folder (its ``SKILL.md`` and the files beside it)."""
+        return self.add_skill(DirectorySkill(directory, path=path, scopes=scopes))
+
+    def product_skill(self, name: str, **options: Any) -> Skill:
+        """Serve a skill describing the registered viewsets' resources and how they relate.
+        See :class:`mcp_endpoint.rest_framework.skill.ProductSkill`."""
+        skill: Skill = import_string(f"{DRF_ADAPTER}.skill.ProductSkill")(self, name, **options)
+        return self.add_skill(skill)
+
     def completer(self, ref_type: str, ref_name: str, argument: str) -> Callable[[F], F]:
         """Register suggestions for a prompt argument or a resource-template variable.
 
@@ -336,6 +357,9 @@ class Endpoint:
             capabilities["completions"] = {}
         if self.settings.LOGGING:
             capabilities["logging"] = {}
+        if len(self.skills):
+            extensions = capabilities.setdefault("extensions", {})
+            extensions[skills_extension.EXTENSION] = dict(skills_extension.SETTINGS)
         return capabilities
 
     def subscriptions_available(self) -> bool:
@@ -696,7 +720,7 @@ class Endpoint:
             r.describe()
             for r in self.resources.resources()
             if self.visible(r.required_scopes, context)
-        ]
+        ] + self.skills.describe_files(lambda scopes: self.visible(scopes, context))
 
     def list_resource_templates(self, context: RequestContext) -> list[dict[str, Any]]:
         return [
@@ -708,6 +732,9 @@ class Endpoint:
     def read_resource(self, uri: str, context: RequestContext) -> dict[str, Any]:
         found = self.resources.find(uri)
         try:
+            skill_file = self.skills.read(uri, lambda scopes: self.visible(scopes, context))
+            if skill_file is not None:
+                return {"contents": [skill_file.to_dict()]}
             if found is None or not self.visible(found[0].required_scopes, context):
                 raise ResourceNotFound(uri)
             resource, variables = found
@@ -742,6 +769,15 @@ class Endpoint:
             return prompt.render(arguments, Context(self, context))
         except MissingArgument as exc:
             raise ProtocolError(jsonrpc.INVALID_PARAMS, str(exc)) from exc
+
+    def list_skills(self, context: RequestContext) -> list[dict[str, Any]]:
+        return skills.list_skills(self, context)
+
+    def get_skill(self, uri: str, context: RequestContext) -> dict[str, Any]:
+        return skills.get_skill(self, uri, context)
+
+    def read_directory(self, uri: str, context: RequestContext) -> list[dict[str, Any]]:
+        return skills.read_directory(self, uri, context)
 
     def complete(
         self,

@@ -32,6 +32,19 @@ site.register_router(
     router, per_basename={"task": {"annotations": {"complete": {"destructiveHint": False}}}}
 )
 
+# A skill (the skills extension) an agent loads before it works with the tracker's data:
+# the objects, their fields and tools, and how they relate, from the viewsets' schemas.
+site.product_skill(
+    "task-tracker",
+    title="Task tracker",
+    guidance=(
+        "## The tracker's own rules\n\n"
+        "- A task is open, in progress or done; `complete_task` marks it done.\n"
+        "- Priority 1 is the most urgent. A task past its `due` day and not done is overdue: "
+        "`summarize_project` counts them."
+    ),
+)
+
 
 class ProjectSummary(TypedDict):
     project_id: int
