@@ -270,6 +270,11 @@ class OAuth2TokenAuthentication(BaseAuthentication):
                     "resource=<the URL of this endpoint>."
                 )
         if result is not None:
+            from mcp_endpoint.oauth.machine import refuse_revoked
+
+            revoked = refuse_revoked(result[1])
+            if revoked is not None:
+                raise exceptions.AuthenticationFailed(revoked)
             scopes.enforce(request, frozenset(str(result[1].scope).split()))
             touch_access_token(result[1])
         return result

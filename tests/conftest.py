@@ -38,6 +38,7 @@ WHOLE_MODULES = frozenset(
         "host_generated_live",
         "host_tenants_live",
         "limits_live",
+        "machine_clients",
         "oauth_live",
         "packaging",
         "resumption",
