@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from mcp_endpoint import server_card
 from mcp_endpoint.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcp_endpoint.protocol.versions import (
     LEGACY_VERSIONS,
@@ -363,6 +364,7 @@ class Doctor:
             if self.subscribe_uri:
                 self.check_subscription(capabilities)
         self.check_cors()
+        server_card.read_card(self)
         return self.findings
 
     def check_challenge(self) -> str | None:

@@ -824,11 +824,19 @@ class Endpoint:
         return self.server.handle(message, context)
 
     def get_urls(self) -> list[URLPattern]:
+        from mcp_endpoint.server_card import server_card_view
         from mcp_endpoint.views import MCPView
 
         view = MCPView.as_view(endpoint=self)
         # Both /mcp and /mcp/ answer directly: clients do not repeat a POST after a redirect.
-        return [re_path(r"^(?:/)?\Z", view, name="endpoint")]
+        return [
+            re_path(r"^(?:/)?\Z", view, name="endpoint"),
+            # Mounted as path("mcp", ...), the slash is the pattern's own (a group, not a
+            # leading "/", which Django's urls.W002 would take for a mistake).
+            re_path(
+                r"^(?:/)server-card\Z", server_card_view, {"endpoint": self}, name="server-card"
+            ),
+        ]
 
     @property
     def urls(self) -> tuple[list[URLPattern], str, str]:
