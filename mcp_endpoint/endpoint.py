@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import calllog, client_logging, interfaces, outages, skills
+from mcp_endpoint import calllog, client_logging, interfaces, outages, skills, ui
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import SignedRequestState, confirm_destructive
@@ -311,6 +311,11 @@ class Endpoint:
         skill: Skill = import_string(f"{DRF_ADAPTER}.skill.ProductSkill")(self, name, **options)
         return self.add_skill(skill)
 
+    def app(self, uri: str, **options: Any) -> ui.App:
+        """Serve an MCP App at a ``ui://`` URI and show the results of ``tools=[...]`` in it
+        (register those tools first). See :class:`mcp_endpoint.ui.App` for the options."""
+        return ui.attach(self, ui.App(uri, **options))
+
     def completer(self, ref_type: str, ref_name: str, argument: str) -> Callable[[F], F]:
         """Register suggestions for a prompt argument or a resource-template variable.
 
@@ -357,6 +362,8 @@ class Endpoint:
             capabilities["completions"] = {}
         if self.settings.LOGGING:
             capabilities["logging"] = {}
+        if ui.apps_of(self):
+            capabilities.setdefault("extensions", {})[ui.EXTENSION] = {}
         if len(self.skills):
             extensions = capabilities.setdefault("extensions", {})
             extensions[skills_extension.EXTENSION] = dict(skills_extension.SETTINGS)
