@@ -39,6 +39,7 @@ WHOLE_MODULES = frozenset(
         "host_tenants_live",
         "limits_live",
         "machine_clients",
+        "ui_browser",
         "oauth_live",
         "packaging",
         "resumption",
