@@ -35,10 +35,13 @@ if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolCall, ToolTask
+    from mcp_endpoint.protocol.content import ToolResult
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.tools import Tool
 
 logger = logging.getLogger("mcp_endpoint.calllog")
+# The one line a call leaves in the log whether or not the call log is on.
+call_logger = logging.getLogger("mcp_endpoint")
 
 REDACTED = "[redacted]"
 # Deeper values are replaced by TOO_DEEP: a log row is for reading, and the cut keeps the
@@ -249,6 +252,29 @@ class Outcome:
         if not isinstance(error, dict):
             return cls("error")
         return cls(str(error.get("code", "error")), str(error.get("message", "")))
+
+
+def record_call(
+    endpoint: EndpointLike,
+    tool: Tool,
+    arguments: dict[str, Any],
+    context: RequestContext,
+    result: ToolResult,
+    duration_ms: float,
+) -> None:
+    """Log the call, write its row in the call log when that is on, and send
+    :data:`~mcp_endpoint.signals.tool_called`.
+
+    The call's work may be committed already: nothing here raises into the answer.
+    """
+    credential: Credential | None = context.credential
+    outcome = Outcome.of(result.structured, result.is_error)
+    label = credential.label() if credential is not None else "anonymous"
+    call_logger.debug("tool %s by %s: %s in %.1f ms", tool.name, label, outcome.code, duration_ms)
+    row = None
+    if endpoint.settings.LOG_TOOL_CALLS:
+        row = record(endpoint, tool, arguments, context, outcome, duration_ms)
+    called(endpoint, tool, arguments, context, outcome, duration_ms, row)
 
 
 def record(

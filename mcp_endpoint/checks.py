@@ -230,6 +230,16 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                             id="mcp_endpoint.E004",
                         )
                     )
+    errors.extend(_check_body_limits(label, values))
+    errors.extend(_check_rate_and_key_cache(label, values))
+    errors.extend(_check_tool_middleware(label, values))
+    errors.extend(_check_scopes_and_origins(label, values))
+    return errors
+
+
+def _check_body_limits(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """E042, E043: how deep a body may nest, how long a batch may take."""
+    errors: list[CheckMessage] = []
     depth = values.get("MAX_JSON_DEPTH")
     if depth is not None and (
         not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_JSON_DEPTH
@@ -253,8 +263,12 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E043",
             )
         )
-    errors.extend(_check_rate_and_key_cache(label, values))
-    errors.extend(_check_tool_middleware(label, values))
+    return errors
+
+
+def _check_scopes_and_origins(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """E030, E005: the scope policy's method map, the origins a browser may call from."""
+    errors: list[CheckMessage] = []
     if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
         errors.append(
             Error(
@@ -555,7 +569,7 @@ def tools_list_budget(endpoint: Any, tools: list[Any], *, complete: bool) -> lis
         return messages
     budget: int = endpoint.settings.TOOLS_LIST_BUDGET_BYTES
     listed = [tool.describe() for tool in tools if tool.unavailable() is None]
-    size = list_bytes(listed, endpoint.page_size())
+    size = list_bytes(listed, endpoint.features.page_size())
     if size <= budget:
         return messages
     more = "" if complete else " (at least: the tools that need the database are not counted)"

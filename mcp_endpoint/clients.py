@@ -45,7 +45,32 @@ def client_guides(url: str, server_name: str, key: str | None = None) -> list[Cl
     name = server_key(server_name)
     secret = key or _("YOUR_API_KEY")
     bearer = f"Bearer {secret}"
-    server = {"url": url, "headers": {"Authorization": bearer}}
+    return [
+        _claude_code_guide(url, name, bearer),
+        *_connector_guides(url),
+        *_config_file_guides(url, name, bearer),
+        _inspector_guide(url, bearer),
+    ]
+
+
+def _claude_code_guide(url: str, name: str, bearer: str) -> ClientGuide:
+    return ClientGuide(
+        slug="claude-code",
+        name="Claude Code",
+        auth=KEY,
+        steps=(_("Run this command in a terminal, then start Claude Code."),),
+        snippet=(
+            f'claude mcp add --transport http {name} {url} --header "Authorization: {bearer}"'
+        ),
+        snippet_label=_("Command"),
+        also=_(
+            "It can also sign in with OAuth: add the server without --header, then run "
+            "/mcp in Claude Code and choose to authenticate."
+        ),
+    )
+
+
+def _connector_guides(url: str) -> list[ClientGuide]:
     # Browser connectors sign in with OAuth: all they need is the URL.
     connectors = [
         (
@@ -70,8 +95,23 @@ def client_guides(url: str, server_name: str, key: str | None = None) -> list[Cl
             ),
         ),
     ]
+    return [
+        ClientGuide(
+            slug=slug,
+            name=client,
+            auth=OAUTH,
+            steps=steps,
+            snippet=url,
+            snippet_label=_("Connector URL"),
+        )
+        for slug, client, steps in connectors
+    ]
+
+
+def _config_file_guides(url: str, name: str, bearer: str) -> list[ClientGuide]:
     # Editors read the server from a JSON file: with its headers entry they send the key,
     # without it they sign in with OAuth.
+    server = {"url": url, "headers": {"Authorization": bearer}}
     config_files = [
         (
             "cursor",
@@ -98,61 +138,36 @@ def client_guides(url: str, server_name: str, key: str | None = None) -> list[Cl
     ]
     return [
         ClientGuide(
-            slug="claude-code",
-            name="Claude Code",
+            slug=slug,
+            name=client,
             auth=KEY,
-            steps=(_("Run this command in a terminal, then start Claude Code."),),
-            snippet=(
-                f'claude mcp add --transport http {name} {url} --header "Authorization: {bearer}"'
-            ),
-            snippet_label=_("Command"),
-            also=_(
-                "It can also sign in with OAuth: add the server without --header, then run "
-                "/mcp in Claude Code and choose to authenticate."
-            ),
-        ),
-        *(
-            ClientGuide(
-                slug=slug,
-                name=client,
-                auth=OAUTH,
-                steps=steps,
-                snippet=url,
-                snippet_label=_("Connector URL"),
-            )
-            for slug, client, steps in connectors
-        ),
-        *(
-            ClientGuide(
-                slug=slug,
-                name=client,
-                auth=KEY,
-                steps=(step,),
-                snippet=json.dumps(config, indent=2),
-                snippet_label=path,
-                also=also,
-            )
-            for slug, client, step, path, config, also in config_files
-        ),
-        ClientGuide(
-            slug="inspector",
-            name=_("MCP Inspector"),
-            auth=KEY,
-            steps=(
-                _("Run this command; it opens the Inspector in your browser."),
-                _("Choose the Streamable HTTP transport and paste the URL: %(url)s.")
-                % {"url": url},
-                _(
-                    "Under Authentication, send the header Authorization with the value "
-                    "%(value)s, then Connect."
-                )
-                % {"value": bearer},
-            ),
-            snippet="npx @modelcontextprotocol/inspector",
-            snippet_label=_("Command"),
-            also=_("Its Open Auth Settings button runs the OAuth sign-in instead of a key."),
-        ),
+            steps=(step,),
+            snippet=json.dumps(config, indent=2),
+            snippet_label=path,
+            also=also,
+        )
+        for slug, client, step, path, config, also in config_files
     ]
+
+
+def _inspector_guide(url: str, bearer: str) -> ClientGuide:
+    return ClientGuide(
+        slug="inspector",
+        name=_("MCP Inspector"),
+        auth=KEY,
+        steps=(
+            _("Run this command; it opens the Inspector in your browser."),
+            _("Choose the Streamable HTTP transport and paste the URL: %(url)s.") % {"url": url},
+            _(
+                "Under Authentication, send the header Authorization with the value "
+                "%(value)s, then Connect."
+            )
+            % {"value": bearer},
+        ),
+        snippet="npx @modelcontextprotocol/inspector",
+        snippet_label=_("Command"),
+        also=_("Its Open Auth Settings button runs the OAuth sign-in instead of a key."),
+    )
 
 
 def guide_for(slug: str, guides: list[ClientGuide]) -> ClientGuide | None:

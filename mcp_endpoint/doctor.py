@@ -250,13 +250,9 @@ def http_url(value: Any) -> str | None:
 
 
 @dataclass
-class Doctor:
-    """Runs the checks against ``url``; :meth:`run` returns the findings.
-
-    ``public_url`` is the URL users type when ``url`` is the server behind a proxy: requests
-    then carry the ``X-Forwarded-Proto`` and ``X-Forwarded-Host`` the proxy would add, and
-    the documents must name the public URL.
-    """
+class Probe:
+    """What a :class:`Doctor` holds while it walks: where it goes, with what credential,
+    what it found and passed, and the requests it sends."""
 
     http: HTTP
     url: str
@@ -345,27 +341,28 @@ class Doctor:
             sent["Mcp-Session-Id"] = self.session_id
         return self.http.request("POST", self.url, sent, json.dumps(message).encode())
 
-    # -- the walk ------------------------------------------------------------------------
+    def modern_rpc(
+        self, method: str, params: dict[str, Any], *, name: str | None = None, tasks: bool = False
+    ) -> Response:
+        """A 2026-07-28 request (no session), its ``_meta`` mirrored in the headers."""
+        meta = {
+            META_PROTOCOL_VERSION: MODERN_VERSION,
+            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}} if tasks else {},
+            META_CLIENT_INFO: {"name": "mcp_doctor", "version": "1"},
+        }
+        headers = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
+        saved, self.session_id = self.session_id, None
+        try:
+            return self.rpc(method, {**params, "_meta": meta}, headers=headers)
+        finally:
+            self.session_id = saved
 
-    def run(self) -> list[Finding]:
-        metadata_url = self.check_challenge()
-        if metadata_url:
-            issuer = self.check_protected_resource(metadata_url)
-            if issuer:
-                self.check_authorization_server(issuer)
-        if self.credential:
-            if self.check_legacy_handshake():
-                tools = self.list_tools()
-                if tools is not None:
-                    self.check_tools(tools)
-            capabilities = self.check_modern_discover()
-            if self.task_tool:
-                self.check_task(capabilities)
-            if self.subscribe_uri:
-                self.check_subscription(capabilities)
-        self.check_cors()
-        server_card.read_card(self)
-        return self.findings
+
+class AuthorizationChecks(Probe):
+    """The OAuth discovery a client walks before its first request: the 401 challenge,
+    the protected-resource metadata, the authorisation server's metadata."""
 
     def check_challenge(self) -> str | None:
         params = {
@@ -529,6 +526,11 @@ class Doctor:
         else:
             self.ok(f"registration endpoint at {registration}")
 
+
+class ProtocolChecks(Probe):
+    """The first requests of both protocol eras, and the long-running tools and live
+    resources asked for."""
+
     def check_legacy_handshake(self) -> bool:
         params = {
             "protocolVersion": LEGACY_VERSION,
@@ -562,24 +564,6 @@ class Doctor:
                 f"notifications/initialized answered {done.status}, not 202.",
             )
         return True
-
-    def modern_rpc(
-        self, method: str, params: dict[str, Any], *, name: str | None = None, tasks: bool = False
-    ) -> Response:
-        """A 2026-07-28 request (no session), its ``_meta`` mirrored in the headers."""
-        meta = {
-            META_PROTOCOL_VERSION: MODERN_VERSION,
-            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}} if tasks else {},
-            META_CLIENT_INFO: {"name": "mcp_doctor", "version": "1"},
-        }
-        headers = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": method}
-        if name is not None:
-            headers["Mcp-Name"] = name
-        saved, self.session_id = self.session_id, None
-        try:
-            return self.rpc(method, {**params, "_meta": meta}, headers=headers)
-        finally:
-            self.session_id = saved
 
     def check_modern_discover(self) -> dict[str, Any]:
         """``server/discover``; the capabilities it announces (empty when it failed)."""
@@ -725,6 +709,10 @@ class Doctor:
         else:
             self.ok(f"subscriptions/listen {uri}: held open {self.hold_seconds:g} s")
 
+
+class ToolChecks(Probe):
+    """``tools/list``, every tool's schema, and a call each with arguments it refuses."""
+
     def list_tools(self) -> list[dict[str, Any]] | None:
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
@@ -819,6 +807,37 @@ class Doctor:
                 f"({problems[0]}): clients that build arguments the same way will fail.",
                 "Look at the schema with manage.py mcp_tools; simplify what it requires.",
             )
+
+
+class Doctor(AuthorizationChecks, ProtocolChecks, ToolChecks):
+    """Runs the checks against ``url``; :meth:`run` returns the findings.
+
+    ``public_url`` is the URL users type when ``url`` is the server behind a proxy: requests
+    then carry the ``X-Forwarded-Proto`` and ``X-Forwarded-Host`` the proxy would add, and
+    the documents must name the public URL.
+    """
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def run(self) -> list[Finding]:
+        metadata_url = self.check_challenge()
+        if metadata_url:
+            issuer = self.check_protected_resource(metadata_url)
+            if issuer:
+                self.check_authorization_server(issuer)
+        if self.credential:
+            if self.check_legacy_handshake():
+                tools = self.list_tools()
+                if tools is not None:
+                    self.check_tools(tools)
+            capabilities = self.check_modern_discover()
+            if self.task_tool:
+                self.check_task(capabilities)
+            if self.subscribe_uri:
+                self.check_subscription(capabilities)
+        self.check_cors()
+        server_card.read_card(self)
+        return self.findings
 
     def check_cors(self) -> None:
         headers = {

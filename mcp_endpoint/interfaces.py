@@ -4,41 +4,29 @@ The view, sessions, streams, subscriptions, the event store, the call log, reque
 states and the task engine are handed the :class:`~mcp_endpoint.endpoint.Endpoint` they
 serve; they see it through :class:`EndpointLike`, so that none of them imports the
 endpoint module, which imports them (a request flows from the view into the endpoint,
-never back). A task worker finds the endpoint of a task by name with :func:`find`.
+never back). A task's worker runs its tool with the endpoint's ``executor``; the state
+the transport consults reads resources through its ``features``. A task worker finds
+the endpoint of a task by name with :func:`find`.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from mcp_endpoint.conf import MCPSettings
 from mcp_endpoint.protocol.content import ToolResult
 from mcp_endpoint.protocol.request_context import RequestContext
+from mcp_endpoint.protocol.server import Features
 from mcp_endpoint.registry import NamedRegistry
 
 
-class EndpointLike(Protocol):
-    name: str
-    settings: MCPSettings
+class ExecutorLike(Protocol):
+    """What runs a tool (:class:`~mcp_endpoint.executor.ToolExecutor`), as a task's worker
+    runs it: the call, the text budget, the record."""
 
-    @property
-    def tools(self) -> NamedRegistry[Any]: ...
-
-    def scopes(self) -> list[str]: ...
-
-    def select(self, toolsets: str | None, read_only: str | None) -> Any: ...
-
-    def supported_versions(self) -> Sequence[str]: ...
-
-    def handle(self, message: Any, context: RequestContext) -> dict[str, Any] | None: ...
-
-    def read_resource(self, uri: str, context: RequestContext) -> dict[str, Any]: ...
-
-    def scopes_allow_reading(self, uri: str, context: RequestContext) -> bool: ...
-
-    def run_tool(
+    def run(
         self,
         tool: Any,
         arguments: dict[str, Any],
@@ -46,7 +34,7 @@ class EndpointLike(Protocol):
         keep: Callable[[ToolResult], bool] | None = None,
     ) -> ToolResult: ...
 
-    def record_call(
+    def record(
         self,
         tool: Any,
         arguments: dict[str, Any],
@@ -56,6 +44,35 @@ class EndpointLike(Protocol):
     ) -> None: ...
 
     def text_budget(self, result: ToolResult) -> None: ...
+
+
+class FeaturesLike(Features, Protocol):
+    """The protocol's features of an endpoint (:class:`~mcp_endpoint.features.EndpointFeatures`),
+    with the cheap scope test that streams repeat while they are open."""
+
+    def scopes_allow_reading(self, uri: str, context: RequestContext) -> bool: ...
+
+
+class EndpointLike(Protocol):
+    name: str
+    settings: MCPSettings
+
+    # What runs its tools (streamed calls and task workers run them here too), and what
+    # answers the protocol for it.
+    @property
+    def executor(self) -> ExecutorLike: ...
+
+    @property
+    def features(self) -> FeaturesLike: ...
+
+    @property
+    def tools(self) -> NamedRegistry[Any]: ...
+
+    def scopes(self) -> list[str]: ...
+
+    def select(self, toolsets: str | None, read_only: str | None) -> Any: ...
+
+    def handle(self, message: Any, context: RequestContext) -> dict[str, Any] | None: ...
 
 
 # Every endpoint made in this process, by name (the endpoint module keeps the full set for

@@ -99,9 +99,18 @@ def _convert(
         merged = dict(refs[target])
         merged.update({k: v for k, v in node.items() if k != "$ref"})
         return _convert(merged, refs, (*seen, target), drop_titles, root)
+    return _tidy(node, _convert_keywords(node, refs, seen, drop_titles, root))
 
+
+def _convert_keywords(
+    node: Mapping[str, Any],
+    refs: Mapping[str, Any],
+    seen: tuple[str, ...],
+    drop_titles: bool,
+    root: bool,
+) -> dict[str, Any]:
+    """Each keyword of ``node`` kept, converted or dropped; its subschemas converted."""
     out: dict[str, Any] = {}
-    nullable = bool(node.get("nullable"))
     for key, value in node.items():
         # OpenAPI's vendor keys go; the MCP's own x-mcp-header is part of the tool's contract.
         if (
@@ -142,6 +151,13 @@ def _convert(
             out[key] = as_number(value)
         else:
             out[key] = copy.deepcopy(value)
+    return out
+
+
+def _tidy(node: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """``out``, the converted ``node``, with OpenAPI's boolean bounds, type lists, one-entry
+    ``allOf`` wrappers and ``nullable`` put as portable JSON Schema says them."""
+    nullable = bool(node.get("nullable"))
     if "exclusiveMinimum" in out and isinstance(node.get("exclusiveMinimum"), bool):
         out.pop("minimum", None)
     if "exclusiveMaximum" in out and isinstance(node.get("exclusiveMaximum"), bool):

@@ -49,11 +49,11 @@ def card(endpoint: Endpoint, request: HttpRequest) -> dict[str, Any]:
         {
             "type": "streamable-http",
             "url": resource_url(endpoint, request, endpoint_path_of(request)),
-            "supportedProtocolVersions": list(endpoint.supported_versions()),
+            "supportedProtocolVersions": list(endpoint.features.supported_versions()),
             "authentication": {"required": bool(settings.REQUIRE_CREDENTIAL), "schemes": schemes},
         }
     ]
-    body["capabilities"] = endpoint.capabilities()
+    body["capabilities"] = endpoint.features.capabilities()
     body.update({k: v for k, v in configured.items() if k in HOST_FIELDS})
     return body
 

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 from django.core.checks import CheckMessage, Error
@@ -34,7 +34,6 @@ from django.core.checks import CheckMessage, Error
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.content import ResourceContents
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
-from mcp_endpoint.protocol.request_context import RequestContext
 
 SCHEME = "skill://"
 SKILL_MD = "SKILL.md"
@@ -417,41 +416,31 @@ class SkillRegistry:
 # -- what an endpoint answers --------------------------------------------------------------
 
 
-class Serving(Protocol):
-    skills: SkillRegistry
-
-    def visible(self, required: frozenset[str], context: RequestContext) -> bool: ...
-
-
-def _visible(endpoint: Serving, context: RequestContext) -> Visible:
-    return lambda scopes: endpoint.visible(scopes, context)
-
-
-def _declared(endpoint: Serving, method: str) -> None:
+def _declared(registry: SkillRegistry, method: str) -> None:
     # Without skills the extension is not declared, and its methods are unknown.
-    if not len(endpoint.skills):
+    if not len(registry):
         raise ProtocolError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
-def list_skills(endpoint: Serving, context: RequestContext) -> list[dict[str, Any]]:
+def list_skills(registry: SkillRegistry, visible: Visible) -> list[dict[str, Any]]:
     """``skills/list``: the entries of the skills this credential may see."""
-    _declared(endpoint, "skills/list")
-    return endpoint.skills.entries(_visible(endpoint, context))
+    _declared(registry, "skills/list")
+    return registry.entries(visible)
 
 
-def get_skill(endpoint: Serving, uri: str, context: RequestContext) -> dict[str, Any]:
+def get_skill(registry: SkillRegistry, uri: str, visible: Visible) -> dict[str, Any]:
     """``skills/get``: the entry of the skill whose SKILL.md is at ``uri``."""
-    _declared(endpoint, "skills/get")
-    skill = endpoint.skills.get(uri, _visible(endpoint, context))
+    _declared(registry, "skills/get")
+    skill = registry.get(uri, visible)
     if skill is None:
         raise ProtocolError(jsonrpc.INVALID_PARAMS, f"No skill is served at {uri}", {"uri": uri})
     return skill.entry()
 
 
-def read_directory(endpoint: Serving, uri: str, context: RequestContext) -> list[dict[str, Any]]:
+def read_directory(registry: SkillRegistry, uri: str, visible: Visible) -> list[dict[str, Any]]:
     """``resources/directory/read``: the direct children of a skill folder."""
-    _declared(endpoint, "resources/directory/read")
-    children = endpoint.skills.directory(uri, _visible(endpoint, context))
+    _declared(registry, "resources/directory/read")
+    children = registry.directory(uri, visible)
     if children is None:
         raise ProtocolError(
             jsonrpc.INVALID_PARAMS, f"{uri} is not a directory resource", {"uri": uri}

@@ -252,7 +252,7 @@ def subscribe(endpoint: EndpointLike, uri: str, context: RequestContext) -> None
             "from one first",
             {"limit": limit},
         )
-    endpoint.read_resource(uri, context)  # -32002 when it is unknown or not readable
+    endpoint.features.read_resource(uri, context)  # -32002 when it is unknown or not readable
     session.subscribe(uri)
 
 
@@ -303,7 +303,7 @@ class StreamAccess:
         return self.may_read(uris)
 
     def may_read(self, uris: Iterable[str]) -> bool:
-        return all(self.endpoint.scopes_allow_reading(uri, self.context) for uri in uris)
+        return all(self.endpoint.features.scopes_allow_reading(uri, self.context) for uri in uris)
 
 
 def guarded(
@@ -362,7 +362,7 @@ def update_message(uri: str, subscription_id: Any = None) -> dict[str, Any]:
 
 def readable_now(endpoint: EndpointLike, uri: str, context: RequestContext) -> bool:
     try:
-        endpoint.read_resource(uri, context)
+        endpoint.features.read_resource(uri, context)
     except ProtocolError:
         return False
     return True
@@ -465,7 +465,7 @@ def wanted_update(
         return False
     context.session = session
     try:
-        endpoint.read_resource(uri, context)
+        endpoint.features.read_resource(uri, context)
     except ProtocolError:
         return False  # no longer readable by this credential: nothing is said
     return True

@@ -500,12 +500,12 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
         if now is not None and not now.allows(tool.required_scopes):
             narrowed.append(True)
             return False
-        endpoint.text_budget(result)
+        endpoint.executor.text_budget(result)
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
 
     started = time.monotonic()
     try:
-        result = endpoint.run_tool(tool, dict(task.arguments), context, keep)
+        result = endpoint.executor.run(tool, dict(task.arguments), context, keep)
         if not kept and not keep(result):
             # A tool error, answered before the transaction, for a credential that no
             # longer holds: recorded as any abandoned call is.
@@ -514,7 +514,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
             lost_commit(task_id, settings)
             return
         # The call log and the tool_called signal see a task's call as any other.
-        endpoint.record_call(
+        endpoint.executor.record(
             tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
         )
     except CallAbandoned:

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaValidationError
 
 from mcp_endpoint.protocol.content import Content, Text, ToolResult
-from mcp_endpoint.protocol.jsonrpc import FORBIDDEN_CHARACTERS, Encoded
+from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.protocol.tool_error import ToolError
 from mcp_endpoint.registry import NamedRegistry
 from mcp_endpoint.schema import portable
@@ -140,49 +140,6 @@ def explicit_annotations(given: Mapping[str, Any] | None) -> dict[str, Any]:
     annotations.setdefault("idempotentHint", read_only)
     annotations.setdefault("openWorldHint", True)
     return annotations
-
-
-def check_arguments(arguments: dict[str, Any], max_depth: int) -> None:
-    """Refuse, as ``invalid_arguments``, what no schema should have to think about:
-    nesting deeper than ``max_depth``, and NUL or surrogate characters in any string.
-
-    Iterative, so that a hostile value cannot exhaust the stack here or in what runs later
-    (validation, the call log, the view).
-    """
-    fields: dict[str, list[str]] = {}
-    stack: list[tuple[Any, tuple[str, ...]]] = [(arguments, ())]
-    while stack:
-        value, path = stack.pop()
-        if isinstance(value, str):
-            if FORBIDDEN_CHARACTERS.search(value):
-                name = ".".join(path) or "non_field_errors"
-                fields.setdefault(name, []).append(
-                    "Null characters and lone surrogates are not allowed."
-                )
-            continue
-        if isinstance(value, dict):
-            items: Iterable[tuple[Any, Any]] = value.items()
-        elif isinstance(value, list):
-            items = enumerate(value)
-        else:
-            continue
-        if len(path) >= max_depth:
-            name = ".".join(path[:1]) or "non_field_errors"
-            fields.setdefault(name, []).append(f"Nested deeper than {max_depth} levels.")
-            continue
-        for key, child in items:
-            if isinstance(key, str) and FORBIDDEN_CHARACTERS.search(key):
-                fields.setdefault(".".join(path) or "non_field_errors", []).append(
-                    "Null characters and lone surrogates are not allowed in names."
-                )
-                continue
-            stack.append((child, (*path, str(key))))
-    if fields:
-        raise ToolError(
-            "The arguments do not match the tool's input schema",
-            code="invalid_arguments",
-            fields=fields,
-        )
 
 
 def schema_error_fields(errors: Iterable[SchemaValidationError]) -> dict[str, list[str]]:

@@ -20,13 +20,13 @@ A host that does not render apps sees an ordinary tool and its text result.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.core.checks import CheckMessage, Error
 from django.template.loader import render_to_string
 
 from mcp_endpoint.protocol.content import ResourceContents
-from mcp_endpoint.resources import Resource
+from mcp_endpoint.resources import Resource, ResourceRegistry
 
 if TYPE_CHECKING:
     from mcp_endpoint.endpoint import Endpoint
@@ -124,7 +124,12 @@ def attach(endpoint: Endpoint, app: App) -> App:
     return app
 
 
-def apps_of(endpoint: Endpoint) -> list[App]:
+class HasResources(Protocol):
+    @property
+    def resources(self) -> ResourceRegistry: ...
+
+
+def apps_of(endpoint: HasResources) -> list[App]:
     return [r for r in endpoint.resources.resources() if isinstance(r, App)]
 
 

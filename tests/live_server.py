@@ -4,8 +4,9 @@ The server is gunicorn serving ``project.wsgi``, bound to ``127.0.0.1`` on a fre
 Its database is always its own and always migrated before start: a fresh SQLite file in a
 temporary folder, or, when ``DATABASE_URL`` is set (CI with PostgreSQL), a fresh database
 created beside the one it names and dropped when the server stops, so no run depends on
-what an earlier one left behind. ``REDIS_URL`` is used as it is. Only the process this
-module started is ever stopped, by its PID::
+what an earlier one left behind. Each is a copy of a database this test process migrated
+once for the server's environment (:class:`MigratedDatabases`). ``REDIS_URL`` is used
+as it is. Only the process this module started is ever stopped, by its PID::
 
     with LiveServer(tmp_path) as server:
         post(server.url("/conformance/mcp"), ...)
@@ -13,13 +14,18 @@ module started is ever stopped, by its PID::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
+import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -102,15 +108,90 @@ def uses_external_database(env: dict[str, str]) -> bool:
     return bool(env.get("DATABASE_URL"))
 
 
-def create_database(url: str) -> str:
-    """Create an empty PostgreSQL database beside the one ``url`` names; its URL."""
+def create_database(url: str, template: str | None = None) -> str:
+    """Create a PostgreSQL database beside the one ``url`` names, empty or a copy of the
+    database ``template`` (a URL); its URL."""
     import psycopg
     from psycopg import sql
 
     name = f"mcp_live_{os.getpid()}_{secrets.token_hex(4)}"
+    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        source = urlsplit(template).path.lstrip("/")
+        statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(source))
     with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        admin.execute(statement)
     return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+# What a server process is given that is its own, not its schema's: a server's database
+# is a copy of the one a migrate makes for every other key of its environment.
+SERVER_OWN_ENV = {"SQLITE_PATH", "CACHE_DIR", "CACHE_KEY_PREFIX", "DATABASE_URL"}
+
+
+class MigratedDatabases:
+    """Databases migrated once per test process and environment, copied for each server.
+
+    ``manage.py migrate`` costs seconds of CPU, and a run starts dozens of servers on the
+    same schema. The first server of an environment (its settings module, its variables)
+    migrates a template: a SQLite file in a folder of this process, or a PostgreSQL
+    database. Every server after it gets a copy, which is what a migrate would have made:
+    the file copied, or ``CREATE DATABASE ... TEMPLATE``. The templates go when the
+    process ends. A server whose SQLite file exists already (a restart on the same
+    folder) migrates it in place instead, keeping its data.
+    """
+
+    def __init__(self) -> None:
+        self.templates: dict[str, str] = {}
+        self.folder: Path | None = None
+        self.databases: list[tuple[str, str]] = []
+        atexit.register(self.remove)
+
+    @staticmethod
+    def key(env: dict[str, str], origin: str = "") -> str:
+        schema = sorted(
+            (name, value)
+            for name, value in env.items()
+            if name not in SERVER_OWN_ENV and not name.startswith("PYTEST_")
+        )
+        return hashlib.sha256(json.dumps([origin, schema]).encode()).hexdigest()[:16]
+
+    def sqlite(self, env: dict[str, str]) -> None:
+        """Give the server of ``env`` its migrated SQLite file."""
+        target = Path(env["SQLITE_PATH"])
+        if target.exists():
+            manage(env, "migrate", "--noinput", "-v", "0")
+            return
+        key = self.key(env)
+        template = self.templates.get(key)
+        if template is None:
+            if self.folder is None:
+                self.folder = Path(tempfile.mkdtemp(prefix="mcp-migrated-"))
+            template = str(self.folder / f"{key}.sqlite3")
+            manage({**env, "SQLITE_PATH": template}, "migrate", "--noinput", "-v", "0")
+            self.templates[key] = template
+        shutil.copyfile(template, target)
+
+    def postgresql(self, env: dict[str, str], origin: str) -> str:
+        """A new migrated database beside ``origin`` for the server of ``env``; its URL."""
+        key = self.key(env, origin)
+        template = self.templates.get(key)
+        if template is None:
+            template = create_database(origin)
+            self.databases.append((template, origin))
+            manage({**env, "DATABASE_URL": template}, "migrate", "--noinput", "-v", "0")
+            self.templates[key] = template
+        return create_database(origin, template=template)
+
+    def remove(self) -> None:
+        for url, origin in self.databases:
+            with contextlib.suppress(Exception):  # the server may be gone already
+                drop_database(url, origin)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+migrated_databases = MigratedDatabases()
 
 
 def drop_database(url: str, via: str) -> None:
@@ -209,7 +290,10 @@ class LiveServer:
             self.env["DATABASE_URL"] = share_database.env["DATABASE_URL"]
         elif uses_external_database(self.env):
             origin = self.env["DATABASE_URL"]
-            self.env["DATABASE_URL"] = create_database(origin)
+            if migrate:
+                self.env["DATABASE_URL"] = migrated_databases.postgresql(self.env, origin)
+            else:
+                self.env["DATABASE_URL"] = create_database(origin)
             self.own_database = (self.env["DATABASE_URL"], origin)
         self.ready_path = ready_path
         self.startup_timeout = startup_timeout
@@ -246,7 +330,9 @@ class LiveServer:
 
     def start(self) -> LiveServer:
         try:
-            if self.migrate:
+            if self.migrate and self.own_database is None and "SQLITE_PATH" in self.env:
+                migrated_databases.sqlite(self.env)
+            elif self.migrate and self.own_database is None:
                 manage(self.env, "migrate", "--noinput", "-v", "0")
         except BaseException:
             self.stop()

@@ -182,11 +182,11 @@ def test_endpoint_settings_drive_what_clients_see() -> None:
         },
     )
     try:
-        assert endpoint.server_info() == {"name": "custom", "version": "9.9"}
-        assert endpoint.instructions() == "Be kind."
-        assert list(endpoint.supported_versions()) == ["2025-06-18"]
-        assert endpoint.page_size() == 2
-        assert endpoint.ttl_ms() == 5
+        assert endpoint.features.server_info() == {"name": "custom", "version": "9.9"}
+        assert endpoint.features.instructions() == "Be kind."
+        assert list(endpoint.features.supported_versions()) == ["2025-06-18"]
+        assert endpoint.features.page_size() == 2
+        assert endpoint.features.ttl_ms() == 5
     finally:
         del endpoint
         gc.collect()

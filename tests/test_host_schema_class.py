@@ -49,7 +49,7 @@ def test_schemas_come_from_drf_spectacular(drf_schema_class: None, client: Clien
         credential = authenticate(drf_request(request, endpoint.settings.AUTHENTICATION_CLASSES))
         context = RequestContext(credential=credential, transport=request)
         with override_settings(ALLOWED_HOSTS=["testserver"]):
-            result = endpoint.call_tool("list_snippets", {}, context)
+            result = endpoint.features.call_tool("list_snippets", {}, context)
         rest = call_rest(client, key, "GET", "/snippets/", {})
         assert result["isError"] is False
         assert result["structuredContent"] == rest.json()

@@ -45,7 +45,7 @@ def test_on_it_describes_the_endpoint(client: Client, card_on: None) -> None:
     (remote,) = card["remotes"]
     assert remote["type"] == "streamable-http"
     assert remote["url"] == "http://testserver/mcp"
-    assert remote["supportedProtocolVersions"] == list(site.supported_versions())
+    assert remote["supportedProtocolVersions"] == list(site.features.supported_versions())
     assert remote["authentication"] == {"required": True, "schemes": ["bearer", "oauth2"]}
     assert card["capabilities"]["extensions"]["io.modelcontextprotocol/skills"]
     # Public: nothing that depends on who asks.

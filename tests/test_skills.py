@@ -75,7 +75,7 @@ def test_an_endpoint_without_skills_declares_nothing_and_knows_no_skill_methods(
     from mcp_endpoint.protocol.request_context import LEGACY, RequestContext
 
     bare = Endpoint("bare-skills-test")
-    assert "extensions" not in bare.capabilities()
+    assert "extensions" not in bare.features.capabilities()
     for method in ("skills/list", "skills/get", "resources/directory/read"):
         answer = bare.handle(
             {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"uri": "skill://x/SKILL.md"}},

@@ -599,7 +599,9 @@ def test_listen_honours_only_readable_uris(rpc: MCPClient, project: Project, car
         transport=request,
     )
     requested = {"resourceSubscriptions": [board(project), board(others)], "toolsListChanged": True}
-    assert site.listen_filter(requested, context) == {"resourceSubscriptions": [board(project)]}
+    assert site.features.listen_filter(requested, context) == {
+        "resourceSubscriptions": [board(project)]
+    }
 
 
 def tracker_queries(captured: CaptureQueriesContext) -> int:
@@ -630,10 +632,10 @@ def test_a_listen_reads_each_resource_once(rpc: MCPClient, project: Project) -> 
         transport=request,
     )
     with CaptureQueriesContext(database) as once:
-        site.listen_filter({"resourceSubscriptions": [board(project)]}, context)
+        site.features.listen_filter({"resourceSubscriptions": [board(project)]}, context)
     requested = [board(project), *aliases(project), board(project)]
     with CaptureQueriesContext(database) as aliased:
-        honoured = site.listen_filter({"resourceSubscriptions": requested}, context)
+        honoured = site.features.listen_filter({"resourceSubscriptions": requested}, context)
     assert honoured == {"resourceSubscriptions": [board(project)]}
     assert tracker_queries(aliased) == tracker_queries(once) > 0
 

@@ -77,9 +77,9 @@ def test_discover_advertises_the_extension_under_extensions(fixture_tasks: TaskC
 def test_an_endpoint_without_long_running_tools_has_no_task_engine() -> None:
     endpoint = Endpoint("no-tasks")
     endpoint.tool(name="quick")(lambda: "done")
-    assert endpoint.task_engine() is None
+    assert endpoint.features.task_engine() is None
     endpoint.tool(name="slow", task_support="optional")(lambda: "done")
-    assert endpoint.task_engine() is not None
+    assert endpoint.features.task_engine() is not None
 
 
 def test_a_client_without_the_extension_gets_the_result_at_once(fixture_tasks: TaskClient) -> None:

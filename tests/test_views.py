@@ -756,3 +756,38 @@ def test_a_browser_client_on_loopback_passes_the_preflight(client: Any) -> None:
     assert {"authorization", "content-type", "mcp-protocol-version", "mcp-session-id"} <= {
         h.strip() for h in allowed.split(",")
     }
+
+
+# -- policy attributes ----------------------------------------------------------------------
+
+
+@pytest.mark.urls("tests.urls_view_policies")
+def test_a_view_subclass_sets_its_own_origins_and_credential_policy(client: Client) -> None:
+    partner = MCPClient(client, "/partner-mcp")
+    allowed = partner.post(PING, headers={"Origin": "https://partner.example.com"})
+    assert allowed.status_code == 200, allowed.content  # and no credential was needed
+    assert allowed.json()["result"] == {}
+    # The view's list replaces the setting's: an origin the setting allows is refused here.
+    rpc_error(partner.post(PING, headers={"Origin": "https://claude.ai"}), 403, -32000, 1)
+    # The endpoint behind its own URL keeps the settings' policies.
+    plain = MCPClient(client, "/test-mcp")
+    assert plain.post(PING, headers={"Origin": "https://claude.ai"}).status_code == 401
+    assert plain.post(PING, headers={"Origin": "https://partner.example.com"}).status_code == 403
+
+
+@pytest.mark.urls("tests.urls_view_policies")
+def test_as_view_takes_a_policy(client: Client, alice_key: str) -> None:
+    body = json.dumps(PING)
+    headers = {"Authorization": f"Bearer {alice_key}"}
+    remote = {"REMOTE_ADDR": "203.0.113.7"}
+    refused = client.post(
+        "/local-mcp", body, content_type="application/json", headers=headers, **remote
+    )
+    assert refused.status_code == 403
+    assert "loopback" in refused.json()["error"]["message"]
+    near = client.post("/local-mcp", body, content_type="application/json", headers=headers)
+    assert near.status_code == 200, near.content
+    served = client.post(
+        "/test-mcp", body, content_type="application/json", headers=headers, **remote
+    )
+    assert served.status_code == 200, served.content

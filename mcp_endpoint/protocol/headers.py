@@ -1,5 +1,9 @@
 """Request headers that mirror the body (2026-07-28): encoded values and ``x-mcp-header``.
 
+:func:`modern_header_problem` holds the revision's rules for ``MCP-Protocol-Version``,
+``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*``; the transport gives it the headers as a
+lookup (``request.headers.get``) and answers what it returns with 400.
+
 A tool's input schema may mark a property with ``"x-mcp-header": "Region"``; a client then
 repeats that argument's value in an ``Mcp-Param-Region`` header, so that proxies and load
 balancers can route on it without reading the body. The server checks that the header and
@@ -11,9 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.jsonrpc import ProtocolError
+from mcp_endpoint.protocol.versions import META_PROTOCOL_VERSION, is_legacy, unsupported_version
 
 BASE64_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 HEADER_KEYWORD = "x-mcp-header"
@@ -21,6 +29,18 @@ PARAM_PREFIX = "Mcp-Param-"
 # An RFC 9110 token: the characters a header field name may use.
 TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 HEADER_TYPES = ("string", "integer", "boolean")
+# Names in Mcp-Name per method, as the 2026-07-28 transport defines them.
+NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension routes its methods by task.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+# A request header by its name (case-insensitive, as ``request.headers.get``), or None.
+HeaderLookup = Callable[[str], "str | None"]
 
 
 def decode_header_value(raw: str) -> str | None:
@@ -145,3 +165,92 @@ def param_header_mismatch(
                 f"Header mismatch: {name} header value {raw!r} does not match body value {value!r}",
             )
     return None
+
+
+def modern_header_problem(
+    message: Any,
+    header: HeaderLookup,
+    supported: Sequence[str],
+    input_schema: Callable[[Any], Mapping[str, Any] | None],
+) -> ProtocolError | None:
+    """What is wrong with the headers that mirror a 2026-07-28 message's body, checked
+    before dispatch: a version that contradicts the body or is not supported, a missing or
+    contradicting ``Mcp-Method`` or ``Mcp-Name``, or an ``Mcp-Param-*`` header that does not
+    match its argument (``input_schema`` gives a tool's schema by name, or None)."""
+    header_version = header("MCP-Protocol-Version")
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    body_version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    # A header that contradicts the body is a header problem first, as the SDKs check it.
+    if (
+        isinstance(header_version, str)
+        and isinstance(body_version, str)
+        and decode_header_value(header_version) != body_version
+    ):
+        return ProtocolError(
+            jsonrpc.HEADER_MISMATCH,
+            f"Header mismatch: MCP-Protocol-Version header value {header_version!r} does "
+            f"not match body value {body_version!r}",
+            {"header": "MCP-Protocol-Version"},
+        )
+    # An unknown version is named as such, whether the header or the body carries it.
+    for version in (header_version, body_version):
+        if isinstance(version, str) and not is_legacy(version) and version not in supported:
+            return unsupported_version(version, supported)
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None  # the protocol layer answers -32600
+    if body_version is None:
+        if header_version is not None and header_version not in supported:
+            return unsupported_version(header_version, supported)
+        return None  # the protocol layer answers -32602 for the missing _meta
+    method = message["method"]
+    checks = [
+        ("MCP-Protocol-Version", header_version, body_version),
+        ("Mcp-Method", header("Mcp-Method"), method),
+    ]
+    named = isinstance(params, dict) and method in NAME_PARAM
+    if isinstance(params, dict) and method.startswith("tasks/"):
+        # No task id to route by: the protocol layer answers -32602.
+        named = named and isinstance(params.get("taskId"), str)
+    if named and isinstance(params, dict):
+        checks.append(("Mcp-Name", header("Mcp-Name"), params.get(NAME_PARAM[method])))
+    for name, raw, expected in checks:
+        problem = mirror_problem(name, raw, expected)
+        if problem is not None:
+            return problem
+    return param_headers_problem(method, params, header, input_schema)
+
+
+def mirror_problem(name: str, raw: str | None, expected: Any) -> ProtocolError | None:
+    """A header that must repeat a value of the body, missing or saying another."""
+    if raw is None:
+        return ProtocolError(
+            jsonrpc.HEADER_MISMATCH, f"Header mismatch: missing {name} header", {"header": name}
+        )
+    value = decode_header_value(raw)
+    if value is None or value != expected:
+        return ProtocolError(
+            jsonrpc.HEADER_MISMATCH,
+            f"Header mismatch: {name} header value {raw!r} does not match body value {expected!r}",
+            {"header": name},
+        )
+    return None
+
+
+def param_headers_problem(
+    method: str,
+    params: Any,
+    header: HeaderLookup,
+    input_schema: Callable[[Any], Mapping[str, Any] | None],
+) -> ProtocolError | None:
+    """``Mcp-Param-*`` headers of a tool whose schema marks arguments ``x-mcp-header``."""
+    if method != "tools/call" or not isinstance(params, dict):
+        return None
+    schema = input_schema(params.get("name"))
+    arguments = params.get("arguments")
+    if schema is None or not isinstance(arguments, dict):
+        return None  # the protocol layer answers for an unknown tool or bad arguments
+    mismatch = param_header_mismatch(schema, arguments, header)
+    if mismatch is None:
+        return None
+    return ProtocolError(jsonrpc.HEADER_MISMATCH, mismatch.message, {"header": mismatch.header})

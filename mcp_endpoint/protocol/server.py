@@ -20,6 +20,7 @@ from mcp_endpoint.protocol.versions import (
     META_SERVER_INFO,
     MODERN_VERSIONS,
     negotiate_legacy,
+    unsupported_version,
 )
 
 logger = logging.getLogger("mcp_endpoint.protocol")
@@ -234,14 +235,6 @@ class Server:
         if start + size < len(items):
             body["nextCursor"] = encode_cursor(start + size)
         return body
-
-
-def unsupported_version(requested: object, supported: Sequence[str]) -> ProtocolError:
-    return ProtocolError(
-        jsonrpc.UNSUPPORTED_VERSION,
-        f"Unsupported protocol version: {requested}",
-        {"supported": list(supported), "requested": requested},
-    )
 
 
 def encode_cursor(offset: int) -> str:

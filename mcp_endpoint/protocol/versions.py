@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mcp_endpoint.protocol import jsonrpc
+
 LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 ALL_VERSIONS: tuple[str, ...] = LEGACY_VERSIONS + MODERN_VERSIONS
@@ -72,3 +74,11 @@ LOG_LEVELS: tuple[str, ...] = (
     "alert",
     "emergency",
 )
+
+
+def unsupported_version(requested: object, supported: Sequence[str]) -> jsonrpc.ProtocolError:
+    return jsonrpc.ProtocolError(
+        jsonrpc.UNSUPPORTED_VERSION,
+        f"Unsupported protocol version: {requested}",
+        {"supported": list(supported), "requested": requested},
+    )

@@ -25,10 +25,9 @@ from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
 from rest_framework.viewsets import ViewSetMixin
 
-from mcp_endpoint.authentication import accepted_kinds
 from mcp_endpoint.database import DatabaseNeeded, database_blocked
+from mcp_endpoint.rest_framework import problems
 from mcp_endpoint.rest_framework.calling import tool_view_class
-from mcp_endpoint.rest_framework.credentials import related
 from mcp_endpoint.rest_framework.naming import (
     action_methods,
     default_basename,
@@ -58,6 +57,39 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcp_endpoint.rest_framework")
 _build_lock = threading.RLock()
+
+
+def action_options(
+    names: Mapping[str, str] | None,
+    titles: Mapping[str, str] | None,
+    descriptions: Mapping[str, str] | None,
+    annotations: Mapping[str, Mapping[str, Any]] | None,
+) -> dict[str, ActionOptions]:
+    """The host's options for each action it names in any of them."""
+    options: dict[str, ActionOptions] = {}
+    for action in (
+        set(names or {}) | set(titles or {}) | set(descriptions or {}) | set(annotations or {})
+    ):
+        options[action] = ActionOptions(
+            name=(names or {}).get(action),
+            title=(titles or {}).get(action),
+            description=(descriptions or {}).get(action),
+            annotations=dict((annotations or {}).get(action, {})),
+        )
+    return options
+
+
+def method_options(options: ActionOptions, own: ActionOptions | None) -> ActionOptions:
+    """The options of one method of an action routed for several: its own over the
+    action's; a name is one tool's only."""
+    if own is None:
+        return replace(options, name=None)
+    return ActionOptions(
+        name=own.name,
+        title=own.title or options.title,
+        description=own.description or options.description,
+        annotations={**options.annotations, **own.annotations},
+    )
 
 
 class ViewSetRegistration:
@@ -102,31 +134,13 @@ class ViewSetRegistration:
         # Parents the host named: a router's routes under exactly those URL kwargs (those of
         # the include() prefix it is mounted under, and its own).
         self.parents_given = parents is not None
-        if router is not None:
-            self.router_callbacks, router_parents = router_entry(router, viewset, self.basename)
-            parents = router_parents if parents is None else parents
-            # Named after the router's own last lookup, not an include() prefix's kwarg
-            # that every viewset mounted under it shares (a tenant, a project).
-            naming_parents: Sequence[str] | None = router_parents
-        else:
-            naming_parents = parents
-        self.router = router
-        self.parents = tuple(parents) if parents is not None else None
+        naming_parents = self.mount(router, parents)
         if name_prefix is None:
             name_prefix = parent_noun(naming_parents[-1]) if naming_parents else ""
         self.prefix = prefix or self.basename
         self.include = set(include) if include is not None else None
         self.exclude = set(exclude)
-        self.options: dict[str, ActionOptions] = {}
-        for action in (
-            set(names or {}) | set(titles or {}) | set(descriptions or {}) | set(annotations or {})
-        ):
-            self.options[action] = ActionOptions(
-                name=(names or {}).get(action),
-                title=(titles or {}).get(action),
-                description=(descriptions or {}).get(action),
-                annotations=dict((annotations or {}).get(action, {})),
-            )
+        self.options = action_options(names, titles, descriptions, annotations)
         self.singular, self.plural = prefixed_nouns(
             name_prefix, *nouns(viewset, self.basename, singular, plural)
         )
@@ -141,6 +155,28 @@ class ViewSetRegistration:
         self.built = False
         # The last build without the database stopped because host code needed it.
         self.deferred = False
+        self.add_actions(task_support or {})
+
+    def mount(
+        self, router: BaseRouter | None, parents: Sequence[str] | None
+    ) -> Sequence[str] | None:
+        """Keep the router and the parents the routes are found under; return the parents
+        the tools are named after."""
+        naming_parents: Sequence[str] | None = parents
+        if router is not None:
+            self.router_callbacks, router_parents = router_entry(
+                router, self.viewset, self.basename
+            )
+            parents = router_parents if parents is None else parents
+            # Named after the router's own last lookup, not an include() prefix's kwarg
+            # that every viewset mounted under it shares (a tenant, a project).
+            naming_parents = router_parents
+        self.router = router
+        self.parents = tuple(parents) if parents is not None else None
+        return naming_parents
+
+    def add_actions(self, task_support: Mapping[str, str]) -> None:
+        """The tools of each included action; E020 for an option naming no action."""
         actions = self.find_actions()
         # The option keys: each action, and "<action>.<method>" for each method of one
         # routed for several.
@@ -154,14 +190,14 @@ class ViewSetRegistration:
                 continue
             if action in self.exclude:
                 continue
-            self.add_tools(action, detail, task_support or {})
-        named = (self.include or set()) | self.exclude | set(self.options) | set(task_support or {})
+            self.add_tools(action, detail, task_support)
+        named = (self.include or set()) | self.exclude | set(self.options) | set(task_support)
         for action in sorted(named - known):
             self.problems.append(
                 Error(
-                    f"{viewset.__name__} has no action {action!r} to make a tool of.",
+                    f"{self.viewset.__name__} has no action {action!r} to make a tool of.",
                     hint=f"Its actions are: {', '.join(sorted(known))}.",
-                    obj=endpoint,
+                    obj=self.endpoint,
                     id="mcp_endpoint.E020",
                 )
             )
@@ -182,17 +218,8 @@ class ViewSetRegistration:
             if key in self.exclude:
                 continue
             options = self.options.get(action, ActionOptions())
-            own = self.options.get(key) if method is not None else None
-            if own is not None:
-                # The method's own options over the action's; a name is one tool's only.
-                options = ActionOptions(
-                    name=own.name,
-                    title=own.title or options.title,
-                    description=own.description or options.description,
-                    annotations={**options.annotations, **own.annotations},
-                )
-            elif method is not None:
-                options = replace(options, name=None)
+            if method is not None:
+                options = method_options(options, self.options.get(key))
             name = options.name or (
                 self.default_name(action, detail)
                 if method is None
@@ -300,84 +327,11 @@ class ViewSetRegistration:
 
     def check_mounts(self) -> list[CheckMessage]:
         """E101, E102 and W101: where a router's viewset is mounted, against its parents."""
-        mounts = self.mounts()
-        name = self.viewset.__name__
-        example = (
-            f"register_router(router, per_basename={{{self.basename!r}: {{'parents': [...]}}}})"
-        )
-        if not mounts:
-            if self.parents_given and self.url_conf_routes():
-                return []  # routed by other patterns, under the parents the host named
-            return [
-                Warning(
-                    f"{name} is registered from a router that the URL conf does not include, "
-                    "so its tools call the router's own URLs, without any include() prefix "
-                    "or the URL kwargs such a prefix would give its views.",
-                    hint="Include the router's urls in the URL conf (the very router object "
-                    "registered), or name the URL kwargs of the routes that serve the viewset "
-                    f"with {example} or register_router(router, parents=[...]).",
-                    obj=self.endpoint,
-                    id="mcp_endpoint.W101",
-                )
-            ]
-        if self.parents_given:
-            if self.parents in mounts:
-                return []
-            return [
-                Error(
-                    f"{name} is registered under the parents {list(self.parents or ())!r}, "
-                    "but its router is mounted where the URL kwargs are "
-                    + "; ".join(repr(list(m)) for m in mounts)
-                    + ".",
-                    hint="Pass parents= as one of those lists (the include() prefix's kwargs, "
-                    "then the router's own lookups).",
-                    obj=self.endpoint,
-                    id="mcp_endpoint.E102",
-                )
-            ]
-        if len(mounts) == 1:
-            return []
-        return [
-            Error(
-                f"{name}'s router is mounted under {len(mounts)} prefixes whose URL kwargs "
-                "differ ("
-                + "; ".join(repr(list(m)) for m in mounts)
-                + "), so which one its tools call is a guess (the first).",
-                hint=f"Say which with register_router(router, parents=[...]) or {example}, "
-                "naming the kwargs of one of them; register the router once per prefix for "
-                "tools under each (with a name_prefix to keep their names apart).",
-                obj=self.endpoint,
-                id="mcp_endpoint.E101",
-            )
-        ]
+        return problems.mount_problems(self)
 
     def check_authentication(self) -> list[CheckMessage]:
         """W030: the viewset takes none of the credentials the endpoint authenticates."""
-        classes = list(
-            dict.fromkeys(
-                cls
-                for tool in self.tools
-                if tool._spec is not None
-                for cls in tool._spec.authentication_classes
-            )
-        )
-        endpoint_classes = list(self.endpoint.settings.AUTHENTICATION_CLASSES)
-        if not classes or any(related(cls, other) for cls in classes for other in endpoint_classes):
-            return []
-        return [
-            Warning(
-                f"{self.viewset.__name__} accepts {accepted_kinds(classes)} only, none of the "
-                f"credentials endpoint {self.endpoint.name!r} authenticates "
-                f"({accepted_kinds(endpoint_classes)}): its tools are listed for no caller "
-                "and refuse every call.",
-                hint=f"Add {classes[0].__module__}.{classes[0].__qualname__} to the "
-                "endpoint's AUTHENTICATION_CLASSES (its callers can then send that "
-                "credential to the endpoint), or one of the endpoint's classes to the "
-                "viewset's authentication_classes, or leave the viewset out of the endpoint.",
-                obj=self.endpoint,
-                id="mcp_endpoint.W030",
-            )
-        ]
+        return problems.authentication_problems(self)
 
     def check(self, *, database: bool = False) -> list[CheckMessage]:
         """What is wrong with this registration, for the system checks.
@@ -409,54 +363,8 @@ class ViewSetRegistration:
         return list(self.problems) + (self.build_messages() if self.built else [])
 
     def build_messages(self) -> list[CheckMessage]:
-        """E021, W022, W032 (from the build), W020, W050 and W053 (from the specs), and
-        W030. The warnings the specs give are one per viewset, naming its tools, so that a
-        product of hundreds of actions is told once what to do, not once per action."""
-        messages = list(self.build_problems)
-        messages.extend(self.check_authentication())
-        specs = [tool._spec for tool in self.tools if tool._spec is not None]
-        name = self.viewset.__name__
-        guesses = [(spec.name, warning) for spec in specs for warning in spec.warnings]
-        if guesses:
-            messages.append(
-                Warning(
-                    f"The schemas of {len({n for n, _ in guesses})} tool(s) of {name} may be "
-                    "guesses: " + "; ".join(f"{n!r}: {w}" for n, w in guesses) + ".",
-                    hint="Describe those actions with drf-spectacular's @extend_schema.",
-                    obj=self.endpoint,
-                    id="mcp_endpoint.W020",
-                )
-            )
-        empty = [spec.name for spec in specs if spec.body_without_fields]
-        if empty:
-            messages.append(
-                Warning(
-                    f"The tools {', '.join(map(repr, empty))} of {name} take a request body, "
-                    "but their schemas give it no fields, so a model can send nothing.",
-                    hint="Describe the body with @extend_schema(request=...): an object "
-                    "serializer, or one object or a list of them (ARRAY_BODIES chooses "
-                    "the list).",
-                    obj=self.endpoint,
-                    id="mcp_endpoint.W050",
-                )
-            )
-        guessed = [spec for spec in specs if spec.body_guessed]
-        if guessed:
-            messages.append(
-                Warning(
-                    f"The custom actions {', '.join(repr(s.action) for s in guessed)} of "
-                    f"{name} have no request body of their own, so their schemas take the "
-                    f"viewset's serializer as a guess: its fields are optional in the tools "
-                    f"{', '.join(repr(s.name) for s in guessed)}.",
-                    hint="Say what each action reads: @extend_schema(request=None) when it "
-                    "reads no body, @extend_schema(request=TheSerializer) (or "
-                    "@action(serializer_class=...)) when it does, whose required fields "
-                    "are then required.",
-                    obj=self.endpoint,
-                    id="mcp_endpoint.W053",
-                )
-            )
-        return messages
+        """What the build found and the specs say, for the system checks."""
+        return problems.build_problems(self)
 
     def schema_options(self) -> SchemaOptions:
         settings = self.endpoint.settings
@@ -483,26 +391,26 @@ class ViewSetRegistration:
             if self.built:
                 return
             if database:
-                specs, problems = self.build_specs(log=True)
+                specs, found = self.build_specs(log=True)
             else:
                 with database_blocked() as block:
                     try:
-                        specs, problems = self.build_specs(log=False)
+                        specs, found = self.build_specs(log=False)
                     except DatabaseNeeded:
-                        specs, problems = {}, []
+                        specs, found = {}, []
                 # Host code may have caught the refusal and built something else instead.
                 if block.touched:
                     self.deferred = True
                     return
             for tool in self.tools:
                 tool._spec = specs.get(tool.name)
-            self.build_problems = problems
+            self.build_problems = found
             self.built = True
 
     def build_specs(self, *, log: bool) -> tuple[dict[str, ActionSpec], list[CheckMessage]]:
         """The specs of the tools that build, and the problems of those that do not."""
         specs: dict[str, ActionSpec] = {}
-        problems: list[CheckMessage] = self.check_routes()
+        found: list[CheckMessage] = self.check_routes()
         routes = self.method_routes()
         generator = SchemaGenerator()
         options = self.schema_options()
@@ -510,14 +418,7 @@ class ViewSetRegistration:
             route = routes.get((tool.handler, tool.method))
             if route is None:
                 tool._problem = "its action has no route"
-                problems.append(
-                    Error(
-                        f"{self.viewset.__name__}.{tool.action} has no route, so it has no schema.",
-                        hint="Route the action (a @action decorator or a router) or exclude it.",
-                        obj=self.endpoint,
-                        id="mcp_endpoint.E021",
-                    )
-                )
+                found.append(problems.no_route(self, tool))
                 continue
             try:
                 specs[tool.name] = build_spec(
@@ -538,14 +439,7 @@ class ViewSetRegistration:
                 raise
             except NotJSON as exc:
                 tool._problem = str(exc)
-                problems.append(
-                    Warning(
-                        f"{self.viewset.__name__}.{tool.action} is left out: {exc}.",
-                        hint="Give the action a renderer of JSON, text or a file, or exclude it.",
-                        obj=self.endpoint,
-                        id="mcp_endpoint.W032",
-                    )
-                )
+                found.append(problems.not_json(self, tool, exc))
             except Exception as exc:
                 # The host's serializers, filtersets and querysets run here, and may raise
                 # anything: that tool is left out of tools/list, and its calls say why.
@@ -555,17 +449,8 @@ class ViewSetRegistration:
                     logger.warning(
                         "no schema for %s.%s", self.viewset.__name__, tool.action, exc_info=True
                     )
-                problems.append(
-                    Warning(
-                        f"No schema for {self.viewset.__name__}.{tool.action}, so its tool "
-                        f"{tool.name!r} is not listed: {reason}",
-                        hint="Give the viewset a serializer_class, or describe the action "
-                        "with drf-spectacular's @extend_schema.",
-                        obj=self.endpoint,
-                        id="mcp_endpoint.W022",
-                    )
-                )
-        return specs, problems
+                found.append(problems.no_schema(self, tool, reason))
+        return specs, found
 
     def routes(self) -> dict[str, Route]:
         """The viewset's routes by action: the first method each is routed for."""

@@ -33,7 +33,12 @@ from rest_framework.versioning import AcceptHeaderVersioning
 
 from mcp_endpoint.compat import is_toolkit_class
 from mcp_endpoint.rest_framework.descriptions import description_for
-from mcp_endpoint.rest_framework.filters import LOOKUPS_ARGUMENT, NO_FILTERS, filter_arguments
+from mcp_endpoint.rest_framework.filters import (
+    LOOKUPS_ARGUMENT,
+    NO_FILTERS,
+    FilterArguments,
+    filter_arguments,
+)
 from mcp_endpoint.rest_framework.naming import STANDARD_ACTIONS, identifier, model_of, plural_of
 from mcp_endpoint.schema import SchemaError, bound_strings, compact_choices, portable
 from mcp_endpoint.scopes import declares_scopes, default_scopes
@@ -220,12 +225,96 @@ def describe(
     if prepare is not None:
         prepare(view.request)
     path, accept = apply_version(view, method, path, choices.version)
+    operation, components, errors, warnings = spectacular_operation(view, route, path, generator)
+    media_type = answer_media_type(view)
+    no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]
+    if no_serializer and media_type == JSON:
+        # drf-spectacular found no serializer and skipped the view: there is no schema.
+        raise SchemaError(no_serializer[0])
+    path_map, fixed_kwargs = align_path(route.path, path)
+    arguments = parameter_arguments(view, route, path_map, operation, components)
+    filters = arguments.filter(view, route, choices)
+    arguments.add_body(view, viewset, route, action, detail, operation, components, choices)
+    output = output_facts(
+        view, viewset, route, action, operation, components, media_type, choices, singular, plural
+    )
+    warnings.extend(output.warnings)
+    query_arguments = arguments.query
+    return ActionSpec(
+        name=name,
+        action=action,
+        detail=detail,
+        route=route,
+        singular=singular,
+        plural=plural,
+        item_singular=output.item_singular,
+        item_plural=output.item_plural,
+        input_schema=arguments.input_schema(choices),
+        output_schema=output.schema,
+        annotations=annotations_for(action, detail, method, options, singular, plural),
+        description=tool_description(
+            view, viewset, action, name, options, operation, arguments, filters, singular, plural
+        ),
+        required_scopes=required_scopes(view, method, scopes_by_method),
+        path_arguments=arguments.path,
+        fixed_kwargs=fixed_kwargs,
+        query_arguments=frozenset(query_arguments),
+        comma_arguments=frozenset(arguments.comma & query_arguments),
+        query_names=arguments.query_names,
+        body_arguments=frozenset(arguments.body),
+        body_nested=arguments.body_nested,
+        list_output=output.list_output,
+        authentication_classes=tuple(type(a) for a in view.get_authenticators()),
+        media_type=media_type,
+        page_arguments=page_arguments(view),
+        warnings=tuple(warnings),
+        accept=accept,
+        lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
+        body_list=arguments.body_list,
+        body_without_fields=arguments.body_without_fields,
+        body_guessed=arguments.body_guessed,
+    )
+
+
+def tool_description(
+    view: Any,
+    viewset: type[Any],
+    action: str,
+    name: str,
+    options: ActionOptions,
+    operation: dict[str, Any],
+    arguments: Arguments,
+    filters: FilterArguments,
+    singular: str,
+    plural: str,
+) -> str:
+    query_arguments = arguments.query
+    return description_for(
+        view=view,
+        viewset=viewset,
+        action=action,
+        options_description=options.description,
+        operation=operation,
+        query_arguments=(
+            {*query_arguments, LOOKUPS_ARGUMENT} if filters.grouped is not None else query_arguments
+        ),
+        path_arguments=arguments.path,
+        singular=singular,
+        plural=plural,
+    ) or name.replace("_", " ")
+
+
+def spectacular_operation(
+    view: Any, route: Route, path: str, generator: SchemaGenerator
+) -> tuple[dict[str, Any], dict[str, Any], list[str], list[str]]:
+    """drf-spectacular's operation for the view, its components, and the errors and warnings
+    it had while making them (as plain data)."""
     traces = len(GENERATOR_STATS._traces)
     try:
         with GENERATOR_STATS.silence():
             GENERATOR_STATS.reset()
             operation = spectacular_schema(view).get_operation(
-                path, route.path_regex, "^/", method, generator.registry
+                path, route.path_regex, "^/", route.method, generator.registry
             )
             components = generator.registry.build({}).get("schemas", {})
             errors = sorted(GENERATOR_STATS._error_cache)
@@ -237,83 +326,70 @@ def describe(
         # an exception from host code would leave it to prefix every later warning.
         del GENERATOR_STATS._traces[traces:]
         GENERATOR_STATS.reset()
-    media_type = answer_media_type(view)
-    no_serializer = [e for e in errors if NO_SERIALIZER.search(e)]
-    if no_serializer and media_type == JSON:
-        # drf-spectacular found no serializer and skipped the view: there is no schema.
-        raise SchemaError(no_serializer[0])
-    operation = plain(operation or {})
-    components = plain(components)
-    path_map, fixed_kwargs = align_path(route.path, path)
-    kwarg_schemas = url_kwarg_schemas(route.path_regex)
-    path_arguments: dict[str, str] = {}
-    query_arguments: set[str] = set()
+    return plain(operation or {}), plain(components), errors, warnings
+
+
+@dataclass
+class Arguments:
+    """A tool's arguments as they are put together from the operation: each one's schema,
+    and where it goes in the call (the path, the query string, the body)."""
+
+    properties: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    # argument -> URL kwarg
+    path: dict[str, str] = field(default_factory=dict)
+    query: set[str] = field(default_factory=set)
     # Query parameters whose list is one comma-separated value (style form, explode false).
-    comma_arguments: set[str] = set()
-    body_arguments: set[str] = set()
-    body_nested = False
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    in_path = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "path"}
+    comma: set[str] = field(default_factory=set)
+    body: set[str] = field(default_factory=set)
     # Query parameters renamed because a path parameter has their name (a document's
     # notes at {id}/notes/ deleting the note ?id=...): argument -> query parameter.
-    query_names: dict[str, str] = {}
-    for parameter in operation.get("parameters", []):
-        pname = parameter["name"]
-        if parameter.get("in") == "query" and pname in in_path:
-            query_names[f"query_{pname}"] = pname
-            pname = f"query_{pname}"
-        schema = portable(parameter.get("schema", {"type": "string"}), components)
-        if parameter.get("description") and "description" not in schema:
-            schema["description"] = parameter["description"]
-        if parameter.get("in") == "path":
-            path_arguments[pname] = path_map.get(pname, pname)
-            typed = kwarg_schemas.get(path_arguments[pname])
-            if typed is not None and "enum" not in schema:
-                # What the route's converter or regex lets through, which drf-spectacular
-                # cannot know for a kwarg that is not a model field (a nested route's
-                # user_pk), and which a model field's type must not contradict (a list
-                # of choices says more).
-                schema = {k: v for k, v in schema.items() if k not in KWARG_TYPE_KEYWORDS}
-                schema.update(typed)
-            versioning = getattr(view, "versioning_class", None)
-            if path_arguments[pname] == getattr(versioning, "version_param", None) and getattr(
-                versioning, "allowed_versions", None
-            ):
-                # A URL path version: the versions the view allows, the default first.
-                allowed = [str(v) for v in versioning.allowed_versions]  # type: ignore[union-attr]
-                schema = {"type": "string", "enum": allowed}
-            required.append(pname)
-        elif parameter.get("in") == "query":
-            query_arguments.add(pname)
-            if parameter.get("explode") is False and parameter.get("style", "form") == "form":
-                comma_arguments.add(pname)
-        else:
-            continue
-        properties[pname] = schema
-    refine_query_schemas(view, properties)
-    filters = (
-        filter_arguments(view, {n: properties[n] for n in query_arguments}, choices.filter_lookups)
-        if method == "GET" and not route.detail
-        else NO_FILTERS
-    )
-    for hidden in filters.hidden:
-        properties.pop(hidden, None)
-        query_arguments.discard(hidden)
-    if filters.grouped is not None:
-        properties[LOOKUPS_ARGUMENT] = filters.grouped
-    body = json_content(operation.get("requestBody", {}))
-    body_list = False
-    body_without_fields = False
-    # A custom action on one object whose body is only the viewset's serializer, guessed:
-    # many such actions (mark_paid, archive) read no body at all, so nothing is required.
-    body_guessed = body is not None and guessed_body(view, viewset, action, detail, method)
-    if body is not None:
+    query_names: dict[str, str] = field(default_factory=dict)
+    body_nested: bool = False
+    body_list: bool = False
+    body_without_fields: bool = False
+    body_guessed: bool = False
+
+    def filter(self, view: Any, route: Route, choices: SchemaOptions) -> FilterArguments:
+        """Offer a list's django-filter lookups as :func:`filter_arguments` says."""
+        query = {n: self.properties[n] for n in self.query}
+        filters = (
+            filter_arguments(view, query, choices.filter_lookups)
+            if route.method == "GET" and not route.detail
+            else NO_FILTERS
+        )
+        for hidden in filters.hidden:
+            self.properties.pop(hidden, None)
+            self.query.discard(hidden)
+        if filters.grouped is not None:
+            self.properties[LOOKUPS_ARGUMENT] = filters.grouped
+        return filters
+
+    def add_body(
+        self,
+        view: Any,
+        viewset: type[Any],
+        route: Route,
+        action: str,
+        detail: bool,
+        operation: dict[str, Any],
+        components: dict[str, Any],
+        choices: SchemaOptions,
+    ) -> None:
+        """The arguments of the request body: beside the others, or under ``body`` where a
+        name clashes, or the list form under ``items``."""
+        method = route.method
+        body = json_content(operation.get("requestBody", {}))
+        # A custom action on one object whose body is only the viewset's serializer, guessed:
+        # many such actions (mark_paid, archive) read no body at all, so nothing is required.
+        self.body_guessed = body is not None and guessed_body(view, viewset, action, detail, method)
+        if body is None:
+            return
         one, many = body_branches(portable(body, components))
         body_schema = one or {}
         if choices.array_bodies and many is not None:
             # The list form, as one argument: {"items": [{...}, {...}]}.
-            body_list = True
+            self.body_list = True
             body_schema = {
                 "type": "object",
                 "properties": {ITEMS_ARGUMENT: many},
@@ -322,34 +398,125 @@ def describe(
         body_properties = {
             k: v for k, v in body_schema.get("properties", {}).items() if not v.get("readOnly")
         }
-        body_without_fields = method in WRITE_METHODS and not body_properties
+        self.body_without_fields = method in WRITE_METHODS and not body_properties
         body_required = (
             []
-            if method == "PATCH" or body_guessed
+            if method == "PATCH" or self.body_guessed
             else [r for r in body_schema.get("required", []) if r in body_properties]
         )
-        if body_list:
-            properties.update(body_properties)
-            required.extend(body_required)
-        elif set(body_properties) & set(properties):
-            body_nested = True
-            properties["body"] = {
+        if self.body_list:
+            self.properties.update(body_properties)
+            self.required.extend(body_required)
+        elif set(body_properties) & set(self.properties):
+            self.body_nested = True
+            self.properties["body"] = {
                 "type": "object",
                 "properties": body_properties,
                 "additionalProperties": False,
             }
             if body_required:
-                properties["body"]["required"] = body_required
-            if method != "PATCH" and not body_guessed:
-                required.append("body")
+                self.properties["body"]["required"] = body_required
+            if method != "PATCH" and not self.body_guessed:
+                self.required.append("body")
         else:
-            properties.update(body_properties)
-            required.extend(body_required)
-            body_arguments = set(body_properties)
-    input_schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        input_schema["required"] = required
-    input_schema["additionalProperties"] = False
+            self.properties.update(body_properties)
+            self.required.extend(body_required)
+            self.body = set(body_properties)
+
+    def input_schema(self, choices: SchemaOptions) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": self.properties}
+        if self.required:
+            schema["required"] = self.required
+        schema["additionalProperties"] = False
+        return bound_strings(
+            compact_choices(
+                strip_flagged(schema, "readOnly"), limit=choices.large_choice_list, output=False
+            ),
+            {*self.query, LOOKUPS_ARGUMENT},
+            choices.max_query_length,
+        )
+
+
+def parameter_arguments(
+    view: Any,
+    route: Route,
+    path_map: Mapping[str, str],
+    operation: dict[str, Any],
+    components: dict[str, Any],
+) -> Arguments:
+    """The arguments of the operation's path and query parameters."""
+    arguments = Arguments()
+    kwarg_schemas = url_kwarg_schemas(route.path_regex)
+    in_path = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "path"}
+    for parameter in operation.get("parameters", []):
+        pname = parameter["name"]
+        if parameter.get("in") == "query" and pname in in_path:
+            arguments.query_names[f"query_{pname}"] = pname
+            pname = f"query_{pname}"
+        schema = portable(parameter.get("schema", {"type": "string"}), components)
+        if parameter.get("description") and "description" not in schema:
+            schema["description"] = parameter["description"]
+        if parameter.get("in") == "path":
+            arguments.path[pname] = path_map.get(pname, pname)
+            schema = path_schema(view, schema, kwarg_schemas.get(arguments.path[pname]))
+            if arguments.path[pname] == version_param(view):
+                # A URL path version: the versions the view allows, the default first.
+                allowed = [str(v) for v in view.versioning_class.allowed_versions]
+                schema = {"type": "string", "enum": allowed}
+            arguments.required.append(pname)
+        elif parameter.get("in") == "query":
+            arguments.query.add(pname)
+            if parameter.get("explode") is False and parameter.get("style", "form") == "form":
+                arguments.comma.add(pname)
+        else:
+            continue
+        arguments.properties[pname] = schema
+    refine_query_schemas(view, arguments.properties)
+    return arguments
+
+
+def path_schema(view: Any, schema: dict[str, Any], typed: dict[str, Any] | None) -> dict[str, Any]:
+    if typed is None or "enum" in schema:
+        return schema
+    # What the route's converter or regex lets through, which drf-spectacular cannot know
+    # for a kwarg that is not a model field (a nested route's user_pk), and which a model
+    # field's type must not contradict (a list of choices says more).
+    return {**{k: v for k, v in schema.items() if k not in KWARG_TYPE_KEYWORDS}, **typed}
+
+
+def version_param(view: Any) -> str | None:
+    """The URL kwarg that holds the API version, when the view's versioning allows a list."""
+    versioning = getattr(view, "versioning_class", None)
+    if not getattr(versioning, "allowed_versions", None):
+        return None
+    param: str | None = getattr(versioning, "version_param", None)
+    return param
+
+
+@dataclass(frozen=True)
+class OutputFacts:
+    schema: dict[str, Any] | None
+    list_output: bool
+    item_singular: str
+    item_plural: str
+    warnings: tuple[str, ...] = ()
+
+
+def output_facts(
+    view: Any,
+    viewset: type[Any],
+    route: Route,
+    action: str,
+    operation: dict[str, Any],
+    components: dict[str, Any],
+    media_type: str,
+    choices: SchemaOptions,
+    singular: str,
+    plural: str,
+) -> OutputFacts:
+    """The output schema, whether the answer is a list, the nouns of its items, and the
+    warning of a list action described as one object."""
+    warnings = []
     output_schema, list_output = output_from(operation, components)
     answer_serializer = response_serializer(view)
     if output_schema is not None:
@@ -368,7 +535,7 @@ def describe(
         if list_output:
             output_schema["required"] = ["results"]  # the tool's own wrapper: always there
     if (
-        method == "GET"
+        route.method == "GET"
         and media_type == JSON
         and not route.detail
         and not list_output
@@ -380,61 +547,7 @@ def describe(
             "its tool gets no filter or page arguments and an output schema that the "
             "answer will not match; add @extend_schema(responses=Serializer(many=True))"
         )
-    return ActionSpec(
-        name=name,
-        action=action,
-        detail=detail,
-        route=route,
-        singular=singular,
-        plural=plural,
-        item_singular=item_singular,
-        item_plural=item_plural,
-        input_schema=bound_strings(
-            compact_choices(
-                strip_flagged(input_schema, "readOnly"),
-                limit=choices.large_choice_list,
-                output=False,
-            ),
-            {*query_arguments, LOOKUPS_ARGUMENT},
-            choices.max_query_length,
-        ),
-        output_schema=output_schema,
-        annotations=annotations_for(action, detail, method, options, singular, plural),
-        description=description_for(
-            view=view,
-            viewset=viewset,
-            action=action,
-            options_description=options.description,
-            operation=operation,
-            query_arguments=(
-                {*query_arguments, LOOKUPS_ARGUMENT}
-                if filters.grouped is not None
-                else query_arguments
-            ),
-            path_arguments=path_arguments,
-            singular=singular,
-            plural=plural,
-        )
-        or name.replace("_", " "),
-        required_scopes=required_scopes(view, method, scopes_by_method),
-        path_arguments=path_arguments,
-        fixed_kwargs=fixed_kwargs,
-        query_arguments=frozenset(query_arguments),
-        comma_arguments=frozenset(comma_arguments & query_arguments),
-        query_names=query_names,
-        body_arguments=frozenset(body_arguments),
-        body_nested=body_nested,
-        list_output=list_output,
-        authentication_classes=tuple(type(a) for a in view.get_authenticators()),
-        media_type=media_type,
-        page_arguments=page_arguments(view),
-        warnings=tuple(warnings),
-        accept=accept,
-        lookup_arguments=filters.hidden if filters.grouped is not None else frozenset(),
-        body_list=body_list,
-        body_without_fields=body_without_fields,
-        body_guessed=body_guessed,
-    )
+    return OutputFacts(output_schema, list_output, item_singular, item_plural, tuple(warnings))
 
 
 def guessed_body(view: Any, viewset: type[Any], action: str, detail: bool, method: str) -> bool:

@@ -52,7 +52,7 @@ class Command(BaseCommand):
         if options["scopes"] is not None:
             scopes = frozenset(check_scopes(options["scopes"]))
         context = RequestContext(credential=Credential(user=user, auth=None, scopes=scopes))
-        tools = endpoint.list_tools(context)
+        tools = endpoint.features.list_tools(context)
         who = user.get_username() if user.is_authenticated else "anyone"
         held = (
             "any scope"

@@ -1,0 +1,104 @@
+"""The app's code stays in pieces a reader can hold: no class over 400 lines, no function over 80;
+and the protocol layer imports nothing of Django or DRF.
+
+Measured from the source with ``ast`` (a definition's first line, decorators included, to its
+last), so the rule holds for every module of ``mcp_endpoint/`` except generated migrations.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import mcp_endpoint
+
+PACKAGE = Path(mcp_endpoint.__file__).parent
+MAX_CLASS_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+
+def modules() -> list[Path]:
+    return sorted(
+        path
+        for path in PACKAGE.rglob("*.py")
+        if "migrations" not in path.relative_to(PACKAGE).parts
+    )
+
+
+def oversized(source: str) -> list[tuple[str, int, int]]:
+    """Each class over ``MAX_CLASS_LINES`` and function over ``MAX_FUNCTION_LINES`` lines:
+    (name, first line, length)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            limit = MAX_CLASS_LINES
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            limit = MAX_FUNCTION_LINES
+        else:
+            continue
+        first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        length = (node.end_lineno or node.lineno) - first + 1
+        if length > limit:
+            found.append((node.name, first, length))
+    return found
+
+
+def test_every_module_is_measured() -> None:
+    names = {path.relative_to(PACKAGE).as_posix() for path in modules()}
+    assert {"endpoint.py", "views.py", "protocol/server.py", "rest_framework/spec.py"} <= names
+    assert not any(name.startswith("migrations/") for name in names)
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda path: path.relative_to(PACKAGE).as_posix())
+def test_no_class_or_function_too_long(path: Path) -> None:
+    found = oversized(path.read_text(encoding="utf-8"))
+    assert not found, "\n".join(
+        f"{path.relative_to(PACKAGE)}:{line} {name} is {length} lines"
+        for name, line, length in found
+    )
+
+
+def lines(count: int) -> str:
+    return "".join(f"    x{index} = {index}\n" for index in range(count))
+
+
+def test_the_measure_counts_decorators_and_catches_a_long_function() -> None:
+    # A decorator and a def line, then the body: 80 lines fit, 81 do not.
+    assert oversized(f"@decorator\ndef fits():\n{lines(MAX_FUNCTION_LINES - 2)}") == []
+    assert oversized(f"@decorator\ndef long():\n{lines(MAX_FUNCTION_LINES - 1)}") == [
+        ("long", 1, MAX_FUNCTION_LINES + 1)
+    ]
+
+
+def test_the_measure_catches_a_long_class() -> None:
+    source = f"class Large:\n{lines(MAX_CLASS_LINES)}"
+    assert oversized(source) == [("Large", 1, MAX_CLASS_LINES + 1)]
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module a source imports, at any depth of its code (``TYPE_CHECKING`` too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "protocol").glob("*.py")),
+    ids=lambda path: path.name,
+)
+def test_the_protocol_layer_imports_no_django(path: Path) -> None:
+    # Dicts in, dicts out: the transports (and nothing else) know HTTP.
+    imported = imported_modules(path.read_text(encoding="utf-8"))
+    assert not {name for name in imported if name.split(".")[0] in {"django", "rest_framework"}}
+
+
+def test_the_import_measure_sees_nested_imports() -> None:
+    source = "if TYPE_CHECKING:\n    from django.http import HttpRequest\n"
+    assert imported_modules(source) == {"django.http"}
