@@ -205,6 +205,11 @@ class OAuth2TokenAuthentication(BaseAuthentication):
                     "resource=<the URL of this endpoint>."
                 )
         if result is not None:
+            from mcp_endpoint.oauth.machine import refuse_revoked
+
+            revoked = refuse_revoked(result[1])
+            if revoked is not None:
+                raise exceptions.AuthenticationFailed(revoked)
             note_token_use(result[1])
             permissions.apply_unlisted(request, result[1])
         return result

@@ -11,6 +11,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from mcp_endpoint import server_card, ui
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
 from mcp_endpoint.protocol.headers import schema_problems as header_schema_problems
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
@@ -404,6 +405,8 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                     )
                 )
         errors.extend(check_endpoint_reachable(endpoint))
+        errors.extend(server_card.check(endpoint))
+        errors.extend(ui.check(endpoint))
         # Registrations build their tools here, with the database out of reach; the tools
         # whose schemas need it are checked by check_tool_schemas_with_database.
         errors.extend(endpoint.check())

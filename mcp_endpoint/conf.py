@@ -30,6 +30,9 @@ DEFAULTS: dict[str, Any] = {
     "SERVER_NAME": "mcp-endpoint",
     "SERVER_TITLE": "",
     "SERVER_VERSION": "1.0.0",
+    # The server card at <endpoint>/server-card (mcp_endpoint.server_card): off, on, or a
+    # dict of the fields a host gives (a reverse-DNS "name", "description", "websiteUrl").
+    "SERVER_CARD": False,
     # Instructions for the model: a plain string, or a template rendered once per process.
     "INSTRUCTIONS": "",
     "INSTRUCTIONS_TEMPLATE": "",

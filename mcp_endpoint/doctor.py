@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from mcp_endpoint import server_card
 from mcp_endpoint.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcp_endpoint.protocol.versions import (
     LEGACY_VERSIONS,
@@ -835,6 +836,7 @@ class Doctor(AuthorizationChecks, ProtocolChecks, ToolChecks):
             if self.subscribe_uri:
                 self.check_subscription(capabilities)
         self.check_cors()
+        server_card.read_card(self)
         return self.findings
 
     def check_cors(self) -> None:

@@ -23,7 +23,7 @@ from django.core.checks import CheckMessage
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import interfaces, tracing
+from mcp_endpoint import interfaces, tracing, ui
 from mcp_endpoint.conf import MCPSettings, endpoint_settings
 from mcp_endpoint.executor import ToolExecutor
 from mcp_endpoint.features import Completer, EndpointFeatures
@@ -43,6 +43,7 @@ from mcp_endpoint.resources import (
     ResourceTemplate,
     UriMapper,
 )
+from mcp_endpoint.skills import DirectorySkill, Skill, SkillRegistry
 from mcp_endpoint.tools import (
     FunctionTool,
     Tool,
@@ -86,6 +87,7 @@ class Endpoint:
         self.tools = ToolRegistry()
         self.resources = ResourceRegistry()
         self.prompts = PromptRegistry()
+        self.skills = SkillRegistry(self)
         self.completers: dict[tuple[str, str, str], Completer] = {}
         # Running a tool, and answering the protocol, are objects of their own.
         self.executor = ToolExecutor(self)
@@ -268,6 +270,29 @@ class Endpoint:
             )
         )
 
+    def add_skill(self, skill: Skill) -> Skill:
+        """Serve a skill (see :mod:`mcp_endpoint.skills`)."""
+        if not len(self.skills):
+            self.add_registration(self.skills)
+        return self.skills.register(skill)
+
+    def skill_directory(
+        self, directory: Any, *, path: str | None = None, scopes: Iterable[str] = ()
+    ) -> Skill:
+        """Serve the skill in a folder (its ``SKILL.md`` and the files beside it)."""
+        return self.add_skill(DirectorySkill(directory, path=path, scopes=scopes))
+
+    def product_skill(self, name: str, **options: Any) -> Skill:
+        """Serve a skill describing the registered viewsets' resources and how they relate.
+        See :class:`mcp_endpoint.rest_framework.skill.ProductSkill`."""
+        skill: Skill = import_string(f"{DRF_ADAPTER}.skill.ProductSkill")(self, name, **options)
+        return self.add_skill(skill)
+
+    def app(self, uri: str, **options: Any) -> ui.App:
+        """Serve an MCP App at a ``ui://`` URI and show the results of ``tools=[...]`` in it
+        (register those tools first). See :class:`mcp_endpoint.ui.App` for the options."""
+        return ui.attach(self, ui.App(uri, **options))
+
     def completer(self, ref_type: str, ref_name: str, argument: str) -> Callable[[F], F]:
         """Register suggestions for a prompt argument or a resource-template variable.
 
@@ -311,11 +336,20 @@ class Endpoint:
         return tracing.message(self.server.handle, self.tools, message, context)
 
     def get_urls(self) -> list[URLPattern]:
+        from mcp_endpoint.server_card import server_card_view
         from mcp_endpoint.views import MCPView
 
         view = MCPView.as_view(endpoint=self)
         # Both /mcp and /mcp/ answer directly: clients do not repeat a POST after a redirect.
-        return [re_path(r"^(?:/)?\Z", view, name="endpoint"), *toolset_urls(view)]
+        return [
+            re_path(r"^(?:/)?\Z", view, name="endpoint"),
+            # Mounted as path("mcp", ...), the slash is the pattern's own (a group, not a
+            # leading "/", which Django's urls.W002 would take for a mistake).
+            re_path(
+                r"^(?:/)server-card\Z", server_card_view, {"endpoint": self}, name="server-card"
+            ),
+            *toolset_urls(view),
+        ]
 
     @property
     def urls(self) -> tuple[list[URLPattern], str, str]:

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from django.template.loader import render_to_string
 
-from mcp_endpoint import dynamic_toolsets, outages
+from mcp_endpoint import dynamic_toolsets, outages, skills, ui
 from mcp_endpoint.conf import MCPSettings
 from mcp_endpoint.context import Context
 from mcp_endpoint.executor import ToolExecutor, check_arguments, unrestorable
 from mcp_endpoint.interfaces import EndpointLike
 from mcp_endpoint.prompts import MissingArgument, PromptRegistry
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol import skills as skills_extension
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.request_context import RequestContext
@@ -65,6 +66,9 @@ class Served(EndpointLike, Protocol):
 
     @property
     def executor(self) -> ToolExecutor: ...
+
+    @property
+    def skills(self) -> skills.SkillRegistry: ...
 
 
 MAX_COMPLETIONS = 100
@@ -133,6 +137,11 @@ class EndpointFeatures:
             capabilities["completions"] = {}
         if self.settings.LOGGING:
             capabilities["logging"] = {}
+        if ui.apps_of(self.endpoint):
+            capabilities.setdefault("extensions", {})[ui.EXTENSION] = {}
+        if len(self.endpoint.skills):
+            extensions = capabilities.setdefault("extensions", {})
+            extensions[skills_extension.EXTENSION] = dict(skills_extension.SETTINGS)
         return capabilities
 
     def subscriptions_available(self) -> bool:
@@ -368,7 +377,7 @@ class EndpointFeatures:
             r.describe()
             for r in self.resources.resources()
             if self.visible(r.required_scopes, context)
-        ]
+        ] + self.endpoint.skills.describe_files(lambda scopes: self.visible(scopes, context))
 
     def list_resource_templates(self, context: RequestContext) -> list[dict[str, Any]]:
         return [
@@ -380,6 +389,11 @@ class EndpointFeatures:
     def read_resource(self, uri: str, context: RequestContext) -> dict[str, Any]:
         found = self.resources.find(uri)
         try:
+            skill_file = self.endpoint.skills.read(
+                uri, lambda scopes: self.visible(scopes, context)
+            )
+            if skill_file is not None:
+                return {"contents": [skill_file.to_dict()]}
             if found is None or not self.visible(found[0].required_scopes, context):
                 raise ResourceNotFound(uri)
             resource, variables = found
@@ -414,6 +428,18 @@ class EndpointFeatures:
             return prompt.render(arguments, Context(self.endpoint, context))
         except MissingArgument as exc:
             raise ProtocolError(jsonrpc.INVALID_PARAMS, str(exc)) from exc
+
+    def list_skills(self, context: RequestContext) -> list[dict[str, Any]]:
+        return skills.list_skills(self.endpoint.skills, self.visible_to(context))
+
+    def get_skill(self, uri: str, context: RequestContext) -> dict[str, Any]:
+        return skills.get_skill(self.endpoint.skills, uri, self.visible_to(context))
+
+    def read_directory(self, uri: str, context: RequestContext) -> list[dict[str, Any]]:
+        return skills.read_directory(self.endpoint.skills, uri, self.visible_to(context))
+
+    def visible_to(self, context: RequestContext) -> Callable[[frozenset[str]], bool]:
+        return lambda scopes: self.visible(scopes, context)
 
     def complete(
         self,

@@ -424,4 +424,4 @@ class TaskWorker(models.Model):
 
 
 # Kept in the OAuth package with the code that uses it; imported here so Django finds it.
-from mcp_endpoint.oauth.models import RedeemedAuthorizationCode  # noqa: E402, F401
+from mcp_endpoint.oauth.models import MachineClient, RedeemedAuthorizationCode  # noqa: E402, F401

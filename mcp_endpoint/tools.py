@@ -50,6 +50,8 @@ class Tool:
     # Whether the tool runs as a task (the tasks extension): "forbidden" (never), "optional"
     # (when the client declares the extension, else at once) or "required" (only so).
     task_support: str = "forbidden"
+    # The tool's _meta in tools/list: an MCP App's {"ui": {"resourceUri": ...}} (mcp_endpoint.ui).
+    meta: dict[str, Any] | None = None
     # Which arguments the call log hides is not the tool's to say: the process-wide
     # REDACTED_ARGUMENTS setting names them, for every tool.
     _validator: Draft202012Validator | None = None
@@ -110,6 +112,8 @@ class Tool:
         if output and self.output_schema is not None:
             body["outputSchema"] = self.output_schema
         body["annotations"] = explicit_annotations(self.annotations)
+        if self.meta:
+            body["_meta"] = self.meta
         descriptor = Encoded(body)
         if output:
             self._descriptor = descriptor

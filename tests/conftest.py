@@ -39,6 +39,8 @@ WHOLE_MODULES = frozenset(
         "host_generated_live",
         "host_tenants_live",
         "limits_live",
+        "machine_clients",
+        "ui_browser",
         "oauth_live",
         "overview_browser",
         "packaging",

@@ -278,3 +278,34 @@ def test_conformance_suite(fixture_server: LiveServer, revision: str, tmp_path: 
     assert done.returncode == 0, (
         f"the suite exited with {done.returncode}:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
     )
+
+
+# The skills extension's scenarios skip every check of a server that does not declare it,
+# and a skipped check is no failure: these must run, and every check must pass.
+SKILLS_SCENARIOS = [
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+]
+
+
+@pytest.mark.parametrize("scenario", SKILLS_SCENARIOS)
+def test_skills_scenarios_run_and_pass(
+    fixture_server: LiveServer, scenario: str, tmp_path: Path
+) -> None:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(NODE_BIN), str(SUITE_BIN.parent), env.get("PATH", "")])
+    env["NODE_DISABLE_COMPILE_CACHE"] = "1"
+    env["NO_COLOR"] = "1"
+    command = [
+        str(SUITE_BIN), "server", "--url", fixture_server.url(FIXTURE_PATH),
+        "--scenario", scenario, "-o", str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=TOOLS, env=env, capture_output=True, text=True, timeout=300, check=False
+    )  # fmt: skip
+    checks = collapse(load_results(tmp_path).get(scenario, []))
+    assert checks, f"no results for {scenario}:\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+    not_passed = [describe(c) for c in checks.values() if c["status"] != "SUCCESS"]
+    assert not not_passed, "\n".join(not_passed)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -38,9 +38,11 @@ def token(user: Any, app: Application, value: str) -> AccessToken:
 
 def test_the_add_form_offers_only_the_allowed_grant_types(admin_client: Client) -> None:
     body = admin_client.get(ADD).content.decode()
-    # The demo advertises the code grant (and refresh) only; RFC 9700 rules out the rest.
+    # The demo advertises the code grant (and refresh), and client credentials for machine
+    # clients; RFC 9700 rules out the rest.
     assert 'name="authorization_grant_type" value="authorization-code"' in body
-    for refused in ["implicit", "password", "client-credentials", "openid-hybrid"]:
+    assert 'name="authorization_grant_type" value="client-credentials"' in body
+    for refused in ["implicit", "password", "openid-hybrid"]:
         assert f'name="authorization_grant_type" value="{refused}"' not in body
     # No OpenID Connect: no ID token algorithm to choose.
     assert '<option value="RS256"' not in body and '<option value="HS256"' not in body

@@ -293,8 +293,33 @@ def register(server: LiveServer, redirect_uri: str, name: str) -> str:
     return client_id
 
 
+def metadata_document(documents: DocumentServer, redirect_uri: str, name: str) -> str:
+    """A client ID metadata document served over loopback HTTPS; its URL is the client id."""
+    path = f"/clients/{secrets.token_hex(4)}.json"
+    client_id = documents.url(path)
+    documents.serve_json(
+        path,
+        {
+            "client_id": client_id,
+            "client_name": name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+    )
+    return client_id
+
+
+# The suite's authorization command has two scenarios; each runs with a client registered
+# both ways MCP clients register: dynamically (RFC 7591), and by a client ID metadata
+# document, whose URL is the client id the suite sends (the authorisation server fetches
+# it when the code flow starts).
 @pytest.mark.conformance
-def test_conformance_authorization_scenarios(server: LiveServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("registration", ["dynamic", "metadata-document"])
+def test_conformance_authorization_scenarios(
+    server: LiveServer, documents: DocumentServer, tmp_path: Path, registration: str
+) -> None:
     missing = [p for p in (NODE_BIN / "node", SUITE_BIN) if not p.exists()]
     require(
         f"the conformance suite is not installed ({missing[0]}): "
@@ -303,7 +328,11 @@ def test_conformance_authorization_scenarios(server: LiveServer, tmp_path: Path)
         else None
     )
     port = free_port()
-    client_id = register(server, f"http://127.0.0.1:{port}/callback", "Conformance suite")
+    callback_uri = f"http://127.0.0.1:{port}/callback"
+    if registration == "dynamic":
+        client_id = register(server, callback_uri, "Conformance suite")
+    else:
+        client_id = metadata_document(documents, callback_uri, "Conformance suite (document)")
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(NODE_BIN), str(SUITE_BIN.parent), env.get("PATH", "")])
     env["NODE_DISABLE_COMPILE_CACHE"] = "1"

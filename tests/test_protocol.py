@@ -152,6 +152,19 @@ class Features:
     ) -> dict[str, Any]:
         return {"completion": {"values": ["alpha"], "total": 1, "hasMore": False}}
 
+    SKILL = {"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a", "description": "b"}}
+
+    def list_skills(self, context: RequestContext) -> list[dict[str, Any]]:
+        return [{**self.SKILL, "resources": "dynamic"}]
+
+    def get_skill(self, uri: str, context: RequestContext) -> dict[str, Any]:
+        if uri != self.SKILL["uri"]:
+            raise ProtocolError(jsonrpc.INVALID_PARAMS, f"No skill is served at {uri}")
+        return {**self.SKILL, "resources": "dynamic"}
+
+    def read_directory(self, uri: str, context: RequestContext) -> list[dict[str, Any]]:
+        return [{"uri": "skill://a/SKILL.md", "name": "SKILL.md"}]
+
 
 # Valid params for every method the server knows, legacy-shaped.
 VALID_PARAMS: dict[str, dict[str, Any]] = {
@@ -170,6 +183,9 @@ VALID_PARAMS: dict[str, dict[str, Any]] = {
         "ref": {"type": "ref/prompt", "name": "greet"},
         "argument": {"name": "who", "value": "a"},
     },
+    "skills/list": {},
+    "skills/get": {"uri": "skill://a/SKILL.md"},
+    "resources/directory/read": {"uri": "skill://a"},
 }
 
 

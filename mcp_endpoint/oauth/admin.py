@@ -25,7 +25,9 @@ from oauth2_provider import admin as toolkit_admin
 from oauth2_provider.models import AbstractApplication
 from oauth2_provider.settings import oauth2_settings
 
+from mcp_endpoint.oauth import machine
 from mcp_endpoint.oauth.metadata import advertised_grant_types
+from mcp_endpoint.oauth.models import MachineClient
 from mcp_endpoint.oauth.revocation import revoke_application_tokens
 
 # The toolkit's grant type names in its metadata setting, for the values on an application.
@@ -70,6 +72,7 @@ class ApplicationAdmin(toolkit_admin.ApplicationAdmin):
         "registration_source",
         "client_type",
         "user",
+        "acts_as",
         "created",
     )
     list_filter = ("registration_source", "client_type", "authorization_grant_type")
@@ -90,6 +93,16 @@ class ApplicationAdmin(toolkit_admin.ApplicationAdmin):
     @admin.display(description=_("self-registered"), boolean=True, ordering="registration_source")
     def self_registered(self, obj: Any) -> bool:
         return bool(obj.registration_source != AbstractApplication.RegistrationSource.MANUAL)
+
+    @admin.display(description=_("acts as"))
+    def acts_as(self, obj: Any) -> str:
+        """The service account of a client-credentials application (its machine client)."""
+        machine = MachineClient.objects.filter(client_id=obj.client_id).first()
+        if machine is None:
+            return "-"
+        if machine.revoked is not None:
+            return gettext("%(user)s (revoked)") % {"user": machine.user}
+        return str(machine.user)
 
     @admin.action(description=_("Revoke the tokens of the selected applications"))
     def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -125,3 +138,26 @@ class AccessTokenAdmin(toolkit_admin.AccessTokenAdmin):
     @admin.display(description=_("resource"))
     def bound_to(self, obj: Any) -> str:
         return " ".join(obj.resource or []) or gettext("(any)")
+
+
+@admin.register(MachineClient)
+class MachineClientAdmin(admin.ModelAdmin[MachineClient]):
+    """The client-credentials applications and the user each acts as; revoking one refuses
+    its tokens and any new one."""
+
+    list_display = ("client_id", "user", "scopes", "created", "revoked")
+    list_filter = ("revoked",)
+    search_fields = ("client_id", "user__username")
+    raw_id_fields = ("user",)
+    readonly_fields = ("created", "revoked")
+    actions = ["revoke"]
+
+    @admin.action(description=_("Revoke the selected machine clients"))
+    def revoke(self, request: HttpRequest, queryset: QuerySet[MachineClient]) -> None:
+        revoked = sum(machine.revoke(m) for m in queryset.filter(revoked__isnull=True))
+        self.message_user(
+            request,
+            ngettext("Revoked %(count)d token.", "Revoked %(count)d tokens.", revoked)
+            % {"count": revoked},
+            messages.SUCCESS,
+        )

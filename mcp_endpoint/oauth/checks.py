@@ -181,7 +181,27 @@ def check_oauth_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
         )
     if compat.oauth_enabled():
         messages.extend(check_toolkit_settings())
+        messages.extend(check_registration_ways())
     return messages
+
+
+def check_registration_ways() -> list[CheckMessage]:
+    """W142: neither client ID metadata documents nor dynamic registration is on, so no
+    MCP client can get a client id by itself."""
+    from oauth2_provider.settings import oauth2_settings
+
+    if oauth2_settings.CIMD_ENABLED or oauth2_settings.DCR_ENABLED:
+        return []
+    return [
+        Warning(
+            "OAUTH2_PROVIDER turns off both client ID metadata documents (CIMD_ENABLED) and "
+            "dynamic registration (DCR_ENABLED): an MCP client can connect with OAuth only "
+            "with an application an administrator made for it.",
+            hint="Keep CIMD_ENABLED on (what MCP clients prefer); turn DCR_ENABLED off alone "
+            "to refuse dynamic registration.",
+            id="mcp_endpoint.W142",
+        )
+    ]
 
 
 def check_toolkit_settings() -> list[CheckMessage]:

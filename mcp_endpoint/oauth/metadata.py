@@ -162,8 +162,25 @@ class AuthorizationServerMetadataView(OAuthServerMetadataView):
         if derived not in (issuer, root):
             return not_found(f"This server's issuer is {issuer}")
         response: HttpResponse = super().get(request, *args, **kwargs)
-        if derived != issuer:
-            data = json.loads(response.content)
-            data["issuer"] = issuer
-            response.content = json.dumps(data).encode()
+        if response.status_code != 200:
+            return response
+        data = json.loads(response.content)
+        data["issuer"] = issuer
+        response.content = json.dumps(registration_first(data)).encode()
         return response
+
+
+# How a client gets a client id, in the order the MCP authorisation spec prefers them:
+# a client ID metadata document first; dynamic registration (deprecated in 2026-07-28),
+# when it is on, after it.
+REGISTRATION_KEYS = ("client_id_metadata_document_supported", "registration_endpoint")
+
+
+def registration_first(data: dict[str, Any]) -> dict[str, Any]:
+    """The metadata with the registration keys just after ``issuer``, metadata documents
+    first, so a client (or person) reading it top-down meets the preferred way first."""
+    head = {"issuer": data.pop("issuer")}
+    for key in REGISTRATION_KEYS:
+        if key in data:
+            head[key] = data.pop(key)
+    return {**head, **data}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -37,3 +38,43 @@ class RedeemedAuthorizationCode(models.Model):
 
     def __str__(self) -> str:
         return f"Code redeemed by {self.client_id} at {self.created:%Y-%m-%d %H:%M}"
+
+
+class MachineClient(models.Model):
+    """An OAuth application that gets tokens with the client-credentials grant, and the
+    Django user (a service account) its tokens act as.
+
+    The application is named by its client id rather than by foreign key, so that this
+    app's migrations do not depend on the toolkit's (see the module's docstring).
+    """
+
+    client_id = models.CharField(_("client id"), max_length=100, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="mcp_machine_clients",
+        verbose_name=_("acts as"),
+        help_text=_("The user whose permissions and data the application's tokens have."),
+    )
+    scopes = models.CharField(
+        _("scopes"),
+        max_length=255,
+        blank=True,
+        help_text=_(
+            "The scopes it may ask for, separated by spaces; empty for any the server offers."
+        ),
+    )
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+    revoked = models.DateTimeField(_("revoked"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("machine client")
+        verbose_name_plural = _("machine clients")
+
+    def __str__(self) -> str:
+        return f"{self.client_id} as {self.user}"
+
+    def allows(self, scopes: list[str]) -> bool:
+        """Whether it may ask for ``scopes``."""
+        allowed = set(self.scopes.split())
+        return not allowed or set(scopes) <= allowed

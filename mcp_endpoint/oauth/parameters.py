@@ -108,6 +108,12 @@ def unadvertised_metadata(metadata: dict[str, Any]) -> str | None:
         ("grant_types", advertised_grant_types(), "grant_types_supported"),
         ("response_types", advertised_response_types(), "response_types_supported"),
     )
+    if (
+        isinstance(metadata.get("grant_types"), list)
+        and "client_credentials" in metadata["grant_types"]
+    ):
+        # Its tokens act as a user an administrator names: never for an anonymous client.
+        return "grant_types: 'client_credentials' is for applications an administrator makes"
     for field, advertised, listed_as in checks:
         if field not in metadata:
             continue  # RFC 7591's defaults: the code grant, the code response

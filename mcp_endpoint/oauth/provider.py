@@ -35,9 +35,11 @@ MCP_PROVIDER_SETTINGS: dict[str, Any] = {
     # its own private-use scheme.
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
-    # What the server metadata advertises: the code grant, for public clients too.
+    # What the server metadata advertises: the code grant, for public clients too, and the
+    # client-credentials grant for services acting as a user an administrator names
+    # (mcp_endpoint.oauth.machine; a self-registered client never gets it).
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token", "client_credentials"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
         "client_secret_basic",
         "client_secret_post",

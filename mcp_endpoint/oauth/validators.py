@@ -24,6 +24,7 @@ from oauth2_provider.oauth2_validators import OAuth2Validator as ToolkitOAuth2Va
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749.errors import InvalidGrantError, UnsupportedCodeChallengeMethodError
 
+from mcp_endpoint.oauth.machine import MachineCredentials
 from mcp_endpoint.oauth.models import RedeemedAuthorizationCode, code_digest
 from mcp_endpoint.oauth.provider import MCP_REGISTRATION_SOURCES, is_mcp_client
 from mcp_endpoint.oauth.registration import RegistrationRefused, check_policies
@@ -71,10 +72,11 @@ def redirect_allowed_by_policy(application: Any, redirect_uri: str) -> bool:
     return True
 
 
-class OAuth2Validator(ToolkitOAuth2Validator):
+class OAuth2Validator(MachineCredentials, ToolkitOAuth2Validator):
     """The toolkit's validator, remembering what each redeemed code issued, sending codes
-    only to redirect URIs the registration policy allows, and asking S256 PKCE of MCP
-    clients."""
+    only to redirect URIs the registration policy allows, asking S256 PKCE of MCP clients,
+    and giving client-credentials tokens the service account of their machine client
+    (:mod:`mcp_endpoint.oauth.machine`)."""
 
     def is_pkce_required(self, client_id: str, request: Any) -> bool:
         client = getattr(request, "client", None)

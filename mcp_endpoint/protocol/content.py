@@ -62,6 +62,8 @@ class ResourceContents:
     text: str | None = None
     blob: bytes | None = None
     mime_type: str | None = None
+    # Metadata of these contents (an MCP App's {"ui": {"csp": ...}}), as "_meta".
+    meta: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"uri": self.uri}
@@ -71,6 +73,8 @@ class ResourceContents:
             body["blob"] = _b64(self.blob)
         else:
             body["text"] = self.text or ""
+        if self.meta:
+            body["_meta"] = self.meta
         return body
 
 

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from mcp_endpoint.protocol import jsonrpc, mrtr, tasks
+from mcp_endpoint.protocol import jsonrpc, mrtr, skills, tasks
 from mcp_endpoint.protocol.jsonrpc import ProtocolError, Request
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.versions import (
@@ -95,6 +95,14 @@ class Features(Protocol):
         context: RequestContext,
     ) -> dict[str, Any]: ...
 
+    # The skills extension (mcp_endpoint.protocol.skills).
+
+    def list_skills(self, context: RequestContext) -> list[dict[str, Any]]: ...
+
+    def get_skill(self, uri: str, context: RequestContext) -> dict[str, Any]: ...
+
+    def read_directory(self, uri: str, context: RequestContext) -> list[dict[str, Any]]: ...
+
 
 Handler = Callable[["Server", dict[str, Any], RequestContext], dict[str, Any]]
 
@@ -106,6 +114,7 @@ CACHEABLE = {
     "resources/templates/list",
     "resources/read",
     "prompts/list",
+    *skills.CACHEABLE,
 }
 # Methods the 2026-07-28 revision removed: unknown there, whatever the legacy era says.
 REMOVED_IN_MODERN = {
@@ -469,4 +478,5 @@ METHODS: dict[str, Handler] = {
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
     **tasks.METHODS,
+    **skills.METHODS,
 }

@@ -18,6 +18,7 @@ import struct
 import time
 import wave
 import zlib
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -290,6 +291,13 @@ def template_data(id: str) -> dict[str, Any]:
 )
 def watched_resource() -> str:
     return "Watched resource content"
+
+
+# -- skills ------------------------------------------------------------------------------
+
+# A folder with a SKILL.md and a references/ folder: the skills extension's scenarios read
+# its entry, its files and its directories.
+fixture.skill_directory(Path(__file__).resolve().parent / "skills" / "fixture-conventions")
 
 
 # -- prompts -----------------------------------------------------------------------------

@@ -32,6 +32,31 @@ site.register_router(
     router, per_basename={"task": {"annotations": {"complete": {"destructiveHint": False}}}}
 )
 
+# The task lists as a board a person can read and act on (MCP Apps): hosts that render
+# apps show the result in it, and its "Mark done" calls complete_task through the host.
+site.app(
+    "ui://task-tracker/task-board",
+    template_name="tracker/task_board.html",
+    name="Task board",
+    description="The tasks of a list by status, each open one with a button to mark it done.",
+    tools=["list_tasks", "overdue_tasks"],
+    prefers_border=True,
+    scopes=["read"],
+)
+
+# A skill (the skills extension) an agent loads before it works with the tracker's data:
+# the objects, their fields and tools, and how they relate, from the viewsets' schemas.
+site.product_skill(
+    "task-tracker",
+    title="Task tracker",
+    guidance=(
+        "## The tracker's own rules\n\n"
+        "- A task is open, in progress or done; `complete_task` marks it done.\n"
+        "- Priority 1 is the most urgent. A task past its `due` day and not done is overdue: "
+        "`summarize_project` counts them."
+    ),
+)
+
 
 class ProjectSummary(TypedDict):
     project_id: int
