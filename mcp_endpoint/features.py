@@ -350,26 +350,11 @@ class EndpointFeatures:
             call.validate(arguments)
         except ToolError as exc:
             return exc.to_result().to_dict()
-        inner_name = arguments["name"]
-        inner = next((t for t in served if t.name == inner_name), None)
-        if inner is None:
-            return (
-                ToolError(
-                    f"Unknown tool: {inner_name}; search_tools lists the tools you can call",
-                    code="unknown_tool",
-                )
-                .to_result()
-                .to_dict()
-            )
-        if inner.task_support == "required":
-            return (
-                ToolError(
-                    f"The tool {inner_name} runs only as a task: call it directly",
-                    code="task_required",
-                )
-                .to_result()
-                .to_dict()
-            )
+        inner = next((t for t in served if t.name == arguments["name"]), None)
+        refusal = call_tool_refusal(arguments["name"], inner)
+        if refusal is not None:
+            return refusal.to_result().to_dict()
+        assert inner is not None
         return self.call_served_tool(inner, dict(arguments.get("arguments") or {}), context)
 
     def list_resources(self, context: RequestContext) -> list[dict[str, Any]]:
@@ -497,4 +482,19 @@ def full_list(settings: MCPSettings, served: list[Tool]) -> list[dict[str, Any]]
         slim = [tool.describe(output=False) for tool in served]
         if list_bytes(slim, page) <= budget:
             return slim
+    return None
+
+
+def call_tool_refusal(name: str, inner: Tool | None) -> ToolError | None:
+    """Why ``call_tool`` does not run the tool ``name`` (``inner``, when this connection
+    is served it), or None."""
+    if inner is None:
+        return ToolError(
+            f"Unknown tool: {name}; search_tools lists the tools you can call",
+            code="unknown_tool",
+        )
+    if inner.task_support == "required":
+        return ToolError(
+            f"The tool {name} runs only as a task: call it directly", code="task_required"
+        )
     return None

@@ -140,7 +140,7 @@ def test_auto_mode_confirms_through_an_input_required_round(host: Host, confirm:
     )
     result = outcome["result"]
     assert len(asked) == 1
-    assert f'"id":{pk}' in asked[0].message
+    assert "Delete task: the task “Delete me”" in asked[0].message
     assert result.is_error is (not confirm), result
     if not confirm:
         assert result.structured_content["error"]["code"] == "not_confirmed"

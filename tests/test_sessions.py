@@ -277,7 +277,8 @@ def test_legacy_session_confirms_a_delete_through_elicitation(
     stream = iter(response.streaming_content)
     question = next_event(stream)
     assert question["method"] == "elicitation/create"
-    assert f'"id":{task.pk}' in question["params"]["message"]
+    # The object named as a person would: its kind and its title, from REST's representation.
+    assert "Delete task: the task “Write copy”" in question["params"]["message"]
     assert Task.objects.filter(pk=task.pk).exists()
     answer = {
         "jsonrpc": "2.0",

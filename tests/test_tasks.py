@@ -70,7 +70,7 @@ def demo(mcp_client: Callable[..., MCPClient], alice_key: str, project: Project)
 
 def test_discover_advertises_the_extension_under_extensions(fixture_tasks: TaskClient) -> None:
     capabilities = result_of(fixture_tasks.post("server/discover"))["capabilities"]
-    assert capabilities["extensions"] == {EXTENSION: {}}
+    assert capabilities["extensions"][EXTENSION] == {}
     assert "tasks" not in capabilities
 
 

@@ -14,7 +14,7 @@ classes extended here are defined.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -140,8 +140,14 @@ class AccessTokenAdmin(toolkit_admin.AccessTokenAdmin):
         return " ".join(obj.resource or []) or gettext("(any)")
 
 
+if TYPE_CHECKING:
+    MachineClientAdminBase = admin.ModelAdmin[MachineClient]
+else:  # ModelAdmin is generic to the type checker only (django-stubs)
+    MachineClientAdminBase = admin.ModelAdmin
+
+
 @admin.register(MachineClient)
-class MachineClientAdmin(admin.ModelAdmin[MachineClient]):
+class MachineClientAdmin(MachineClientAdminBase):
     """The client-credentials applications and the user each acts as; revoking one refuses
     its tokens and any new one."""
 
