@@ -25,7 +25,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from mcp_endpoint import reveal
+from mcp_endpoint import overview, reveal
 from mcp_endpoint.calllog import describe_task_credential, describe_task_credentials, redact
 from mcp_endpoint.clients import client_guides
 from mcp_endpoint.conf import mcp_settings
@@ -321,7 +321,6 @@ class ToolCallAdmin(ToolCallAdminBase):
         css = {"all": ["mcp_endpoint/call_log.css"]}
 
     def get_urls(self) -> list[URLPattern]:
-        from mcp_endpoint import overview
 
         opts = self.opts
         page = path(
@@ -357,7 +356,7 @@ class ToolCallAdmin(ToolCallAdminBase):
         return bool(request.user.is_superuser)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolCall]:
-        return own_rows(request, super().get_queryset(request).select_related("user"))
+        return overview.own_rows(request, super().get_queryset(request).select_related("user"))
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -373,14 +372,6 @@ class ToolCallAdmin(ToolCallAdminBase):
 def whole_in_title(text: str) -> str:
     """``text`` with itself as its tooltip: the change list may cut it to fit."""
     return format_html('<span title="{}">{}</span>', text, text)
-
-
-def own_rows(request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-    """Every row for a superuser; other staff see their own calls or tasks only."""
-    if request.user.is_superuser:
-        return queryset
-    pk = request.user.pk
-    return queryset.filter(user__pk=pk) if pk is not None else queryset.none()
 
 
 def redacted_json(field: str, description: Any) -> Any:
@@ -499,7 +490,7 @@ class ToolTaskAdmin(ToolTaskAdminBase):
         return bool(request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}"))
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolTask]:
-        return own_rows(request, super().get_queryset(request).select_related("user"))
+        return overview.own_rows(request, super().get_queryset(request).select_related("user"))
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return TaskChangeList

@@ -34,16 +34,13 @@ from django.http import HttpRequest
 
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol.tool_error import ToolError
+from mcp_endpoint.subscriptions import LIST_CHANGED, changed_key, hub_for, list_changed
 from mcp_endpoint.toolsets import list_bytes, toolsets_of
 
 if TYPE_CHECKING:
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.request_context import RequestContext
     from mcp_endpoint.tools import Tool
-
-LIST_CHANGED = "notifications/tools/list_changed"
-# What the update broker carries to listen streams: the tools list of one caller changed.
-TOOLS_CHANGED = "tools-changed:"
 
 
 def hears_list_changes(endpoint: EndpointLike, context: RequestContext) -> bool:
@@ -62,20 +59,6 @@ def hears_list_changes(endpoint: EndpointLike, context: RequestContext) -> bool:
         and isinstance(request, HttpRequest)
         and accepts_event_stream(request)
     )
-
-
-def changed_key(owner: str) -> str:
-    """What the broker carries when the tools list of the caller ``owner`` changed."""
-    return TOOLS_CHANGED + owner
-
-
-def list_changed(subscription_id: Any = None) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    if subscription_id is not None:
-        from mcp_endpoint.subscriptions import SUBSCRIPTION_ID
-
-        params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
-    return {"jsonrpc": "2.0", "method": LIST_CHANGED, "params": params}
 
 
 class EnabledToolsets:
@@ -176,8 +159,6 @@ def enable(
 def notify(endpoint: EndpointLike, context: RequestContext) -> None:
     """Tell the client its tools list changed, where it hears it (see the module)."""
     if context.modern:
-        from mcp_endpoint.subscriptions import hub_for
-
         hub_for(endpoint).publish(changed_key(principal(context)))
         return
     channel = context.channel

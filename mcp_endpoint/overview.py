@@ -33,6 +33,16 @@ from django.utils.translation import gettext_lazy as _
 
 from mcp_endpoint.models import ToolCall
 
+
+def own_rows(request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    """Every row for a superuser; other staff see their own calls or tasks only (the call
+    log's and the tasks' change lists, and this overview)."""
+    if request.user.is_superuser:
+        return queryset
+    pk = request.user.pk
+    return queryset.filter(user__pk=pk) if pk is not None else queryset.none()
+
+
 OK = "ok"
 TOP = 10
 # Tools drawn one by one over time; the others are summed as one series.
@@ -441,7 +451,6 @@ def change_list_url(base_url: str, filters: Mapping[str, str]) -> str:
 def page(model_admin: Any, request: HttpRequest) -> TemplateResponse:
     """The admin's overview of the call log: for staff who may view it, their rows only
     unless superusers, as the change list shows them."""
-    from mcp_endpoint.admin import own_rows
 
     if not model_admin.has_view_permission(request):
         raise PermissionDenied

@@ -11,10 +11,10 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
 
 
-def endpoint_path(endpoint: Endpoint) -> str:
+def endpoint_path(endpoint: EndpointLike) -> str:
     """The path ``endpoint`` is mounted at, without a trailing slash (``/mcp``)."""
     try:
         path = reverse(f"{endpoint.name}:endpoint")
@@ -23,7 +23,7 @@ def endpoint_path(endpoint: Endpoint) -> str:
     return path.rstrip("/") or "/"
 
 
-def resource_url(endpoint: Endpoint, request: HttpRequest, path: str | None = None) -> str:
+def resource_url(endpoint: EndpointLike, request: HttpRequest, path: str | None = None) -> str:
     """The canonical URL of ``endpoint``, as a user types it: the RFC 8707 resource.
 
     ``MCP_ENDPOINT["RESOURCE_URL"]`` when set (a server behind a proxy that rewrites

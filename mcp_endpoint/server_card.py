@@ -21,7 +21,7 @@ from mcp_endpoint import compat
 from mcp_endpoint.resource import resource_url
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.interfaces import EndpointLike
 
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
 # Fields a host may give; the rest the endpoint knows better than a setting would.
@@ -31,7 +31,7 @@ HOST_FIELDS = frozenset(
 MAX_AGE = 3600
 
 
-def card(endpoint: Endpoint, request: HttpRequest) -> dict[str, Any]:
+def card(endpoint: EndpointLike, request: HttpRequest) -> dict[str, Any]:
     """The card of ``endpoint``, with its URL as ``request`` reached it."""
     settings = endpoint.settings
     configured = settings.SERVER_CARD if isinstance(settings.SERVER_CARD, Mapping) else {}
@@ -63,7 +63,7 @@ def endpoint_path_of(request: HttpRequest) -> str:
     return request.path.removesuffix("/server-card")
 
 
-def server_card_view(request: HttpRequest, *, endpoint: Endpoint) -> HttpResponse:
+def server_card_view(request: HttpRequest, *, endpoint: EndpointLike) -> HttpResponse:
     """GET the card (404 while ``SERVER_CARD`` is off), readable from any origin."""
     if request.method == "OPTIONS":
         response: HttpResponse = HttpResponse(status=204)
@@ -82,7 +82,7 @@ def server_card_view(request: HttpRequest, *, endpoint: Endpoint) -> HttpRespons
     return response
 
 
-def check(endpoint: Endpoint) -> list[CheckMessage]:
+def check(endpoint: EndpointLike) -> list[CheckMessage]:
     """E142: ``SERVER_CARD`` is neither a boolean nor a dict of the fields a host may give."""
     value = endpoint.settings.SERVER_CARD
     if isinstance(value, bool):

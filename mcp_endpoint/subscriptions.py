@@ -42,7 +42,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import authentication, dynamic_toolsets
+from mcp_endpoint import authentication
 from mcp_endpoint.database import release_request_connections, released
 from mcp_endpoint.limits import CredentialLimit
 from mcp_endpoint.mrtr import principal
@@ -64,6 +64,22 @@ REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 UPDATED = "notifications/resources/updated"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+LIST_CHANGED = "notifications/tools/list_changed"
+# What the update broker carries to listen streams: the tools list of one caller changed
+# (a model enabled a toolset, mcp_endpoint.dynamic_toolsets).
+TOOLS_CHANGED = "tools-changed:"
+
+
+def changed_key(owner: str) -> str:
+    """What the broker carries when the tools list of the caller ``owner`` changed."""
+    return TOOLS_CHANGED + owner
+
+
+def list_changed(subscription_id: Any = None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if subscription_id is not None:
+        params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
+    return {"jsonrpc": "2.0", "method": LIST_CHANGED, "params": params}
 
 
 # -- from a saved row to the URIs it changes ------------------------------------------------------
@@ -400,7 +416,7 @@ def listen_stream(
         return iter([sse_event(ack), sse_event(ending)])
     tools = None
     if honoured.get("toolsListChanged"):
-        tools = dynamic_toolsets.changed_key(principal(access.context))
+        tools = changed_key(principal(access.context))
     return async_listen(endpoint, ack, uris, subscription_id, access, limit, tools)
 
 
@@ -446,7 +462,7 @@ async def async_listen(
             if uri is None:
                 yield KEEPALIVE
             elif uri == tools:
-                yield sse_event(dynamic_toolsets.list_changed(subscription_id))
+                yield sse_event(list_changed(subscription_id))
             elif await check(endpoint, uri, access.context):
                 yield sse_event(update_message(uri, subscription_id))
     finally:

@@ -29,7 +29,7 @@ from mcp_endpoint.protocol.content import ResourceContents
 from mcp_endpoint.resources import Resource, ResourceRegistry
 
 if TYPE_CHECKING:
-    from mcp_endpoint.endpoint import Endpoint
+    from mcp_endpoint.tools import ToolRegistry
 
 EXTENSION = "io.modelcontextprotocol/ui"
 MIME_TYPE = "text/html;profile=mcp-app"
@@ -113,7 +113,7 @@ class App(Resource):
         return {"ui": ui}
 
 
-def attach(endpoint: Endpoint, app: App) -> App:
+def attach(endpoint: AppHost, app: App) -> App:
     """Register ``app`` and point its tools at it (those registered by now; :func:`check`
     reports a name that is none)."""
     endpoint.resources.register(app)
@@ -129,11 +129,20 @@ class HasResources(Protocol):
     def resources(self) -> ResourceRegistry: ...
 
 
+class AppHost(HasResources, Protocol):
+    """What an app is attached to: an endpoint's name, tools and resources."""
+
+    name: str
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+
 def apps_of(endpoint: HasResources) -> list[App]:
     return [r for r in endpoint.resources.resources() if isinstance(r, App)]
 
 
-def check(endpoint: Endpoint) -> list[CheckMessage]:
+def check(endpoint: AppHost) -> list[CheckMessage]:
     """E143: an app that names a tool the endpoint lacks, a URI outside ``ui://``, or a
     policy key the extension does not define."""
     messages: list[CheckMessage] = []

@@ -8,20 +8,38 @@ themselves are read with ``resources/read``, like any resource.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.request_context import RequestContext
-
-if TYPE_CHECKING:
-    from mcp_endpoint.protocol.server import Server
 
 EXTENSION = "io.modelcontextprotocol/skills"
 # The extension's settings: this server implements resources/directory/read.
 SETTINGS = {"directoryRead": True}
 # Results a modern client may cache, as it caches resources/list and resources/read.
 CACHEABLE = frozenset({"skills/list", "skills/get"})
+
+
+class SkillFeatures(Protocol):
+    """What the method handlers need from the host side (a part of the server's features)."""
+
+    def list_skills(self, context: RequestContext) -> list[dict[str, Any]]: ...
+
+    def get_skill(self, uri: str, context: RequestContext) -> dict[str, Any]: ...
+
+    def read_directory(self, uri: str, context: RequestContext) -> list[dict[str, Any]]: ...
+
+
+class Server(Protocol):
+    """The server the handlers are called by: its features, and its paging."""
+
+    @property
+    def features(self) -> SkillFeatures: ...
+
+    def paginate(
+        self, items: list[dict[str, Any]], key: str, params: dict[str, Any]
+    ) -> dict[str, Any]: ...
 
 
 def _uri(params: dict[str, Any]) -> str:
