@@ -8,11 +8,14 @@ hosts too. A host that takes credentials of its own (DRF tokens, team tokens, it
 scopes) or whose routes sit under a tenant's prefix is called the way its REST clients call
 it (:data:`SETUPS`). The REST request is the one the tool makes (its route's path with the
 same URL kwargs, its ``Accept`` header), sent by Django's test client with the same
-credential. A detail tool is called for an object its list tool answered with.
+credential. A detail tool is called for an object its list tool answered with, a nested
+list for a parent a list of that kind answered with (the caller for ``user_pk``), a
+versioned route with the one version its schema allows.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,15 +111,27 @@ def lookup_value(tool: ViewSetTool, item: dict[str, Any]) -> Any:
 
 
 def arguments_for(
-    tool: ViewSetTool, lists: dict[int, list[Any]], parents: dict[str, Any]
+    tool: ViewSetTool,
+    lists: dict[int, list[Any]],
+    parents: dict[str, Any],
+    kinds: dict[str, Any],
 ) -> dict[str, Any] | None:
-    """Arguments that a REST client could send too: the host's parents, and the lookup of
-    an object the registration's list tool answered with (typed as the schema says); None
-    when the tool needs more."""
+    """Arguments that a REST client could send too: the host's parents, the one value an
+    argument's enum allows (an API version), a nested parent's id (``project_pk``) from
+    an object a list of that kind answered with, and the lookup of an object the
+    registration's list tool answered with (typed as the schema says); None when the tool
+    needs more."""
     spec = tool.spec
     assert spec is not None
     properties = spec.input_schema.get("properties", {})
     given = {name: value for name, value in parents.items() if name in properties}
+    for name in set(spec.input_schema.get("required", [])) - set(given):
+        enum = properties.get(name, {}).get("enum")
+        parent = re.fullmatch(r"(?:.+_)?([a-z]+)_(?:pk|id)", name)
+        if enum and len(enum) == 1:
+            given[name] = enum[0]
+        elif parent is not None and parent.group(1) in kinds:
+            given[name] = kinds[parent.group(1)]
     required = set(spec.input_schema.get("required", [])) - set(given)
     if not required:
         return given
@@ -130,6 +145,16 @@ def arguments_for(
     if properties.get(name, {}).get("type") == "string":
         value = str(value)
     return {**given, name: value}
+
+
+def kind_of(tool: ViewSetTool, tools: list[ViewSetTool]) -> str | None:
+    """The kind of object a list tool answers with, as its parents' arguments name it: the
+    last word of its registration's detail tool (``get_project_task`` -> ``task``)."""
+    for other in tools:
+        spec = other.spec
+        if other.registration is tool.registration and spec is not None and spec.detail:
+            return other.name.rsplit("_", 1)[-1]
+    return None
 
 
 def rest_answer(
@@ -146,6 +171,50 @@ def rest_answer(
     return client.get(
         spec.route.url_path(kwargs), headers={**credential.headers(), "Accept": accept}
     )
+
+
+def compare(
+    rpc: CredentialClient,
+    client: Client,
+    credential: Credential,
+    tool: ViewSetTool,
+    arguments: dict[str, Any],
+    listed: dict[str, Any],
+) -> tuple[int, dict[str, Any]]:
+    """Call ``tool`` through MCP and REST: 1 when a JSON answer was compared, else 0 (both
+    refused it, or its answer is not JSON); and the tool's answer."""
+    answer = rpc.call(tool.name, arguments)
+    rest = rest_answer(client, credential, tool, arguments)
+    media = rest.get("Content-Type", "")
+    if rest.status_code >= 400 or media.startswith("text/event-stream"):
+        # Refused on both sides; or a stream, which no tool result can carry.
+        assert answer["isError"] is True, (tool.name, answer)
+        return 0, answer
+    assert answer["isError"] is False, (tool.name, answer, rest.status_code)
+    if not media.startswith("application/json"):
+        assert "structuredContent" not in answer, tool.name
+        return 0, answer
+    expected = rest.json()
+    structured = answer["structuredContent"]
+    if isinstance(expected, list):
+        structured = structured["results"]
+        expected = expected[: len(structured)]
+    assert structured == expected, tool.name
+    schema = listed[tool.name].get("outputSchema")
+    if schema is not None:
+        Draft202012Validator.check_schema(schema)
+        errors = list(Draft202012Validator(schema).iter_errors(answer["structuredContent"]))
+        assert not errors, (tool.name, [e.message for e in errors])
+    return 1, answer
+
+
+def lists_of(answer: dict[str, Any]) -> list[Any]:
+    """The items of a list tool's answer (none for an error or a single object)."""
+    structured = answer.get("structuredContent")
+    if answer.get("isError") or not isinstance(structured, dict):
+        return []
+    results = structured.get("results")
+    return results if isinstance(results, list) else []
 
 
 @pytest.mark.parametrize("host", host_names())
@@ -173,44 +242,34 @@ def test_every_read_result_is_the_rest_json(host: str, client: Client, settings:
         listed = listed_tools(rpc)
         tools = [t for t in endpoint.tools if isinstance(t, ViewSetTool) and t.name in listed]
         lists: dict[int, list[Any]] = {}
-        # List tools first: their items are the objects the detail tools are called for.
-        reads = sorted(
+        # The caller is a user every host has: a parent `user_pk` is theirs.
+        kinds: dict[str, Any] = {"user": user.pk}
+        # List tools first: their items are the objects the detail tools are called for,
+        # and the parents of the nested lists; passes until no more tool can be called.
+        waiting = sorted(
             (t for t in tools if t.spec is not None and t.spec.method == "GET"),
             key=lambda t: t.detail,
         )
-        for tool in reads:
-            spec = tool.spec
-            assert spec is not None
-            arguments = arguments_for(tool, lists, setup.parents)
-            if arguments is None:
-                uncalled.append(tool.name)
-                continue
-            answer = rpc.call(tool.name, arguments)
-            rest = rest_answer(client, credential, tool, arguments)
-            media = rest.get("Content-Type", "")
-            if rest.status_code >= 400 or media.startswith("text/event-stream"):
-                # Refused on both sides; or a stream, which no tool result can carry.
-                assert answer["isError"] is True, (tool.name, answer)
-                continue
-            assert answer["isError"] is False, (tool.name, answer, rest.status_code)
-            if not media.startswith("application/json"):
-                assert "structuredContent" not in answer, tool.name
-                continue
-            expected = rest.json()
-            structured = answer["structuredContent"]
-            if isinstance(expected, list):
-                structured = structured["results"]
-                expected = expected[: len(structured)]
-            assert structured == expected, tool.name
-            schema = listed[tool.name].get("outputSchema")
-            if schema is not None:
-                Draft202012Validator.check_schema(schema)
-                errors = list(Draft202012Validator(schema).iter_errors(answer["structuredContent"]))
-                assert not errors, (tool.name, [e.message for e in errors])
-            compared += 1
-            results = structured if isinstance(structured, list) else structured.get("results")
-            if not spec.detail and isinstance(results, list):
-                lists.setdefault(id(tool.registration), results)
-    # Tools left uncalled need what rows made from fields cannot give (a nested parent's
-    # id, an object of an empty list); every host has tools compared.
+        while waiting:
+            ready = [
+                (tool, arguments)
+                for tool in waiting
+                if (arguments := arguments_for(tool, lists, setup.parents, kinds)) is not None
+            ]
+            if not ready:
+                break
+            waiting = [t for t in waiting if all(t is not r for r, _ in ready)]
+            for tool, arguments in ready:
+                count, answer = compare(rpc, client, credential, tool, arguments, listed)
+                compared += count
+                answer_items = lists_of(answer)
+                if not tool.detail and answer_items:
+                    lists.setdefault(id(tool.registration), answer_items)
+                    kind = kind_of(tool, tools)
+                    item = answer_items[0]
+                    if kind is not None and isinstance(item, dict) and "id" in item:
+                        kinds.setdefault(kind, item["id"])
+        uncalled += [t.name for t in waiting]
+    # Tools left uncalled need what rows made from fields cannot give (a parent no list of
+    # the host answers with, an object of an empty list); every host has tools compared.
     assert compared, (host, uncalled)
