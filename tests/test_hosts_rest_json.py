@@ -140,6 +140,10 @@ def arguments_for(
     items = lists.get(id(tool.registration)) or []
     value = lookup_value(tool, items[0]) if items and isinstance(items[0], dict) else None
     if value is None:
+        # A detail view registered apart from its list (a plain APIView): an object of
+        # its kind.
+        value = kinds.get(tool.name.rsplit("_", 1)[-1])
+    if value is None:
         return None
     [name] = required
     if properties.get(name, {}).get("type") == "string":
@@ -150,10 +154,16 @@ def arguments_for(
 def kind_of(tool: ViewSetTool, tools: list[ViewSetTool]) -> str | None:
     """The kind of object a list tool answers with, as its parents' arguments name it: the
     last word of its registration's detail tool (``get_project_task`` -> ``task``)."""
-    for other in tools:
-        spec = other.spec
-        if other.registration is tool.registration and spec is not None and spec.detail:
+    details = [t for t in tools if t.spec is not None and t.spec.detail]
+    for other in details:
+        if other.registration is tool.registration:
             return other.name.rsplit("_", 1)[-1]
+    # A list view registered apart from its detail view: ``list_snippets``, ``get_snippet``.
+    plural = tool.name.removeprefix("list_")
+    for other in details:
+        singular = other.name.removeprefix("get_")
+        if other.name.startswith("get_") and plural.startswith(singular):
+            return singular.rsplit("_", 1)[-1]
     return None
 
 
