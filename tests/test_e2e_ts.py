@@ -126,7 +126,10 @@ def test_v2_client_answers_the_delete_confirmation(host: Host, answer: str) -> N
     outcome = host.node("modern.mjs", "delete_task", json.dumps({"id": pk}), "auto",
                         MCP_CONFIRM=answer)  # fmt: skip
     assert outcome["protocolVersion"] == "2026-07-28"
-    assert len(outcome["asked"]) == 1 and f'"id":{pk}' in outcome["asked"][0]
+    # The object named as a person would: its kind and its title, from REST's representation.
+    assert outcome["asked"] == [
+        "Delete task: the task “Delete me”. This cannot be undone. Go ahead?"
+    ]
     assert outcome["result"]["isError"] is (answer != "accept")
     assert host.task_exists(pk) is (answer != "accept")
 
