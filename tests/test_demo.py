@@ -158,6 +158,7 @@ def demo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Demo]:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=sigint_as_from_a_terminal,
         )
     demo = Demo(process, output, port)
     try:
@@ -169,6 +170,13 @@ def demo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Demo]:
         process.wait(timeout=30)
         if database is not None:
             drop_database(*database)
+
+
+def sigint_as_from_a_terminal() -> None:
+    """Ctrl-C reaches the demo as a terminal delivers it. A suite started in the background
+    (``cmd &``, a runner without a terminal) has SIGINT ignored, and a shell that starts
+    with a signal ignored can never trap it: the demo's Ctrl-C handler would not run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def interrupt(demo: Demo) -> int:
