@@ -228,7 +228,18 @@ def test_create_copy_and_revoke_a_key(page: Any, server: LiveServer) -> None:
 # -- OAuth: consent, connected apps, revoke ------------------------------------------------------
 
 
+# A user of the test's own: other tests of this module connect apps for alice, in any order.
+NEW_USER = """
+import json
+from django.contrib.auth import get_user_model
+user = get_user_model().objects.create_user("%s", password="%s")
+print(json.dumps(user.pk))
+"""
+
+
 def test_authorise_an_app_and_revoke_it(page: Any, server: LiveServer) -> None:
+    user = (f"erin{secrets.token_hex(4)}", secrets.token_urlsafe(16))
+    shell(server, NEW_USER % user)
     with callback_listener() as listener:
         client_id = register(server, listener.redirect_uri, "Browser client")
         verifier, challenge = pkce_pair()
@@ -245,8 +256,8 @@ def test_authorise_an_app_and_revoke_it(page: Any, server: LiveServer) -> None:
         }
         page.goto(server.url("/o/authorize?") + urlencode(query))
         assert "/accounts/login/" in page.url
-        page.get_by_label("Username").fill(ALICE[0])
-        page.get_by_label("Password").fill(ALICE[1])
+        page.get_by_label("Username").fill(user[0])
+        page.get_by_label("Password").fill(user[1])
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_load_state()
         assert page.get_by_role("heading", name="Browser client wants to use your account")
