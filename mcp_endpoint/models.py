@@ -372,6 +372,7 @@ class ToolTask(models.Model):
     scopes = models.JSONField(_("scopes"), null=True, blank=True)
     # The DRF authentication class that took the credential, and where the request came
     # from (host, scheme, address): a viewset's tool is called as it was in the request.
+    # The origin also keeps the trace context of the message that created the task.
     authenticator = models.CharField(_("authentication class"), max_length=255, blank=True)
     origin = models.JSONField(_("origin"), default=dict, blank=True)
     protocol_version = models.CharField(_("protocol version"), max_length=20)

@@ -132,22 +132,28 @@ def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
 # -- where the call came from ----------------------------------------------------------------
 
 
-def origin_of(request: Any) -> dict[str, str]:
-    """What a task keeps of the HTTP request that created it (no headers, no body)."""
-    if not isinstance(request, HttpRequest):
-        return {}
-    return {
-        "host": request.get_host(),
-        "scheme": request.scheme or "http",
-        "script_name": str(request.META.get("SCRIPT_NAME", "")),
-        "remote_addr": str(request.META.get("REMOTE_ADDR", "")),
-    }
+def origin_of(request: Any) -> dict[str, Any]:
+    """What a task keeps of the HTTP request that created it (no headers, no body), and
+    under ``trace`` the trace context of the message that created it (with OpenTelemetry:
+    the worker's tool span belongs to the same trace)."""
+    origin: dict[str, Any] = {}
+    if isinstance(request, HttpRequest):
+        origin = {
+            "host": request.get_host(),
+            "scheme": request.scheme or "http",
+            "script_name": str(request.META.get("SCRIPT_NAME", "")),
+            "remote_addr": str(request.META.get("REMOTE_ADDR", "")),
+        }
+    trace_context = tracing.task_context()
+    if trace_context:
+        origin["trace"] = trace_context
+    return origin
 
 
-def origin_request(origin: dict[str, str]) -> HttpRequest | None:
+def origin_request(origin: dict[str, Any]) -> HttpRequest | None:
     """A bare request from the same host, scheme and address, for tools that call views
     (a viewset's tool builds its inner request from it); None for a task without one."""
-    if not origin:
+    if not isinstance(origin, dict) or "host" not in origin:
         return None
     host, _, port = origin["host"].partition(":")
     scheme = origin["scheme"]
@@ -505,7 +511,10 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
 
     started = time.monotonic()
     try:
-        result = tracing.tool(endpoint.executor.run, tool, dict(task.arguments), context, keep)
+        created_in = task.origin.get("trace") if isinstance(task.origin, dict) else None
+        result = tracing.task_tool(
+            endpoint.executor.run, tool, created_in, dict(task.arguments), context, keep
+        )
         if not kept and not keep(result):
             # A tool error, answered before the transaction, for a credential that no
             # longer holds: recorded as any abandoned call is.

@@ -17,6 +17,11 @@ to the span current in the process (an HTTP server span, as
 ``opentelemetry-instrumentation-django`` opens one); without trace context in ``_meta``, it
 is a child of that current span, or else of the request's ``traceparent`` header.
 
+A tool run as a task runs later, on a task worker: the asynchronous case of the messaging
+conventions. The task keeps the trace context current when it is created (the ``tools/call``
+message's span, injected with the configured propagators: :func:`task_context`), and the
+worker's ``execute_tool`` span is a child of it, and links to it (:func:`task_tool`).
+
 Only ``opentelemetry-api`` is needed (``pip install mcp-endpoint[otel]``); where it is not
 installed nothing here imports it and every hook just calls through. The SDK, exporters and
 sampling are the host's to configure (docs/operations.md).
@@ -144,6 +149,56 @@ def tool(run: Callable[..., ToolResult], tool: Tool, *args: Any) -> ToolResult:
     """``run(tool, *args)`` in an ``execute_tool`` span that is current while it runs."""
     if trace is None:
         return run(tool, *args)
+    return traced_run(run, tool, args, [])
+
+
+def task_context() -> dict[str, str]:
+    """The trace context current here, as the configured propagators write it (W3C
+    ``traceparent``, ``tracestate``, ``baggage`` by default): what a task keeps of the
+    message that creates it. Empty without OpenTelemetry or without a current span."""
+    if trace is None:
+        return {}
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+def task_tool(run: Callable[..., ToolResult], tool: Tool, kept: Any, *args: Any) -> ToolResult:
+    """``run(tool, *args)`` on a task's worker, in an ``execute_tool`` span that belongs to
+    the trace of the request that created the task.
+
+    ``kept`` is what :func:`task_context` returned then. The worker runs the call later,
+    perhaps in another process, as a consumer processes a message: the span is a child of
+    that creation context, so that the run is in the request's trace under its
+    ``tools/call`` span, and it also links to it, as the messaging conventions ask of a
+    process span for each message it handles (a backend that cuts long traces, or a
+    sampler that dropped the parent, still leads from the run to the request). That
+    context, and its baggage, are current while the tool runs, so that SQL and the
+    viewset's spans nest under the tool's span as in a request. A span current on the
+    worker (a task framework's own instrumentation) is linked, as the HTTP span is for a
+    message. Kept context that is missing or malformed is ignored: the run starts a trace
+    of its own (or is a child of the worker's current span).
+    """
+    if trace is None:
+        return run(tool, *args)
+    creation = extract(strings(kept))
+    if creation is None:
+        return traced_run(run, tool, args, [])
+    created = span_context(creation)
+    links = [trace.Link(created)]
+    ambient = trace.get_current_span().get_span_context()
+    if ambient.is_valid and ambient.span_id != created.span_id:
+        links.append(trace.Link(ambient))
+    token = otel_context.attach(creation)
+    try:
+        return traced_run(run, tool, args, links)
+    finally:
+        otel_context.detach(token)
+
+
+def traced_run(
+    run: Callable[..., ToolResult], tool: Tool, args: tuple[Any, ...], links: list[Any]
+) -> ToolResult:
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": EXECUTE_TOOL,
         "gen_ai.tool.name": tool.name,
@@ -151,6 +206,7 @@ def tool(run: Callable[..., ToolResult], tool: Tool, *args: Any) -> ToolResult:
     with tracer.start_as_current_span(
         f"{EXECUTE_TOOL} {tool.name}",
         kind=trace.SpanKind.INTERNAL,
+        links=links,
         attributes=attributes,
         record_exception=False,
         set_status_on_exception=False,
@@ -313,10 +369,19 @@ def parent_of(request: dict[str, Any], context: RequestContext) -> tuple[Any, li
 def meta_of(request: dict[str, Any]) -> Mapping[str, Any] | None:
     params = request.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict):
+    return strings(meta)
+
+
+def strings(carrier: Any) -> Mapping[str, str] | None:
+    """The string entries of ``carrier`` (a propagator reads header values), or None when
+    it is no dict."""
+    if not isinstance(carrier, dict):
         return None
-    # Only strings: a propagator reads header values.
-    return {key: value for key, value in meta.items() if isinstance(value, str)}
+    return {
+        key: value
+        for key, value in carrier.items()
+        if isinstance(key, str) and isinstance(value, str)
+    }
 
 
 def headers_of(context: RequestContext) -> Mapping[str, Any] | None:

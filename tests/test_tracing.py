@@ -343,6 +343,8 @@ body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
 response = Client().post("/bench/open-mcp", body, content_type="application/json")
 print(json.dumps({"answer": response.json()["result"]["structuredContent"],
                   "enabled": tracing.enabled(),
+                  "task_context": tracing.task_context(),
+                  "task_tool": tracing.task_tool(lambda tool, x: x * 2, None, {"x": 1}, 21),
                   "loaded": sorted(m for m in sys.modules if m.startswith("opentelemetry"))}))
 """
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
@@ -362,4 +364,10 @@ print(json.dumps({"answer": response.json()["result"]["structuredContent"],
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report == {"answer": {"result": 5}, "enabled": False, "loaded": []}
+    assert report == {
+        "answer": {"result": 5},
+        "enabled": False,
+        "task_context": {},
+        "task_tool": 42,
+        "loaded": [],
+    }
