@@ -7,7 +7,8 @@ Named and attributed by the OpenTelemetry semantic conventions for MCP and GenAI
   ``jsonrpc.request.id``, ``mcp.session.id``, ``mcp.protocol.version``,
   ``gen_ai.tool.name`` / ``gen_ai.prompt.name`` / ``mcp.resource.uri`` where they apply,
   and ``error.type`` (the JSON-RPC error code, or ``tool_error`` for an ``isError`` result);
-- one ``INTERNAL`` span per tool run, ``execute_tool {gen_ai.tool.name}``, current while the
+- one ``INTERNAL`` span per tool run, ``execute_tool {gen_ai.tool.name}`` (with
+  ``gen_ai.operation.name``, ``gen_ai.tool.description`` and ``error.type``), current while the
   tool runs, so that the viewset's own spans and any SQL instrumentation nest under it;
 - the ``mcp.server.operation.duration`` histogram, in seconds.
 
@@ -34,7 +35,8 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcp_endpoint.calllog import Outcome
+from mcp_endpoint.calllog import Outcome, client_address
+from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.request_context import MODERN, RequestContext
 from mcp_endpoint.protocol.server import METHODS
 from mcp_endpoint.protocol.versions import META_PROTOCOL_VERSION
@@ -203,6 +205,8 @@ def traced_run(
         "gen_ai.operation.name": EXECUTE_TOOL,
         "gen_ai.tool.name": tool.name,
     }
+    if tool.description:
+        attributes["gen_ai.tool.description"] = tool.description
     with tracer.start_as_current_span(
         f"{EXECUTE_TOOL} {tool.name}",
         kind=trace.SpanKind.INTERNAL,
@@ -213,9 +217,13 @@ def traced_run(
     ) as span:
         try:
             result = run(tool, *args)
+        except InputRequired:
+            raise  # a question for the client: the run goes on once it is answered
         except BaseException as exc:
-            # A question for the client or a protocol error: the message's span says which.
+            # A protocol error, a call abandoned, an outage: the conventions' error.type
+            # (the exception's class) and an ERROR status; the message's span has the code.
             span.set_attribute("error.type", type(exc).__qualname__)
+            span.set_status(trace.StatusCode.ERROR, str(exc) or None)
             raise
         if result.is_error:
             outcome = Outcome.of(result.structured, result.is_error)
@@ -275,9 +283,14 @@ def request_attributes(
         server_protocol = meta.get("SERVER_PROTOCOL", "")
         if isinstance(server_protocol, str) and server_protocol.startswith("HTTP/"):
             attributes["network.protocol.version"] = server_protocol[5:]
-        address = meta.get("REMOTE_ADDR")
-        if isinstance(address, str) and address:
+        # The client behind the proxies the host declares, as the call log has it; its
+        # port only when it is the peer itself (a proxy's port says nothing of it).
+        address = client_address(transport)
+        if address:
             attributes["client.address"] = address
+            port = meta.get("REMOTE_PORT")
+            if address == meta.get("REMOTE_ADDR") and str(port).isdigit():
+                attributes["client.port"] = int(str(port))
     return attributes
 
 

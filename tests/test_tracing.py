@@ -21,6 +21,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
+from mcp_endpoint import site
 from tests.live_server import ROOT
 from tests.mcp_client import MCPClient
 from tests.otel import providers
@@ -98,12 +99,16 @@ def test_a_tool_call_is_a_server_span_under_the_clients_span_from_meta(
     assert server.status.status_code == StatusCode.UNSET
 
     run = named(spans(), "execute_tool summarize_project")
+    registered = site.tools.get("summarize_project")
+    described = registered.description if registered is not None else ""
+    assert described
     assert run.kind == SpanKind.INTERNAL
     assert run.parent is not None and server.context is not None
     assert run.parent.span_id == server.context.span_id
     assert dict(run.attributes or {}) == {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "summarize_project",
+        "gen_ai.tool.description": described,
     }
 
 
@@ -130,6 +135,31 @@ def test_the_viewsets_sql_runs_under_the_tool_span(
     under_tool = [q for q in queries if q.parent and q.parent.span_id == run.context.span_id]
     assert under_tool, [(q.name, parent_hex(q)) for q in queries]
     assert all(hex_trace(q) == hex_trace(run) for q in under_tool)
+
+
+def test_the_client_port_is_the_peers_and_a_declared_proxy_gives_the_address(
+    client: Client, alice_key: str, settings: Any, spans: Any
+) -> None:
+    def ping(**extra: str) -> dict[str, Any]:
+        spans_before = len(spans())
+        response = client.post(
+            "/mcp",
+            json.dumps(message("ping", {})),
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {alice_key}"},
+            **extra,
+        )
+        assert response.status_code == 200
+        [server] = [s for s in spans()[spans_before:] if s.name == "ping"]
+        return dict(server.attributes or {})
+
+    direct = ping(REMOTE_PORT="54321", HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert direct["client.address"] == "127.0.0.1"  # a header nobody vouches for: ignored
+    assert direct["client.port"] == 54321
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    proxied = ping(REMOTE_PORT="54321", HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert proxied["client.address"] == "203.0.113.9"
+    assert "client.port" not in proxied  # the proxy's port, not the client's
 
 
 def test_without_meta_the_traceparent_header_is_the_parent(
@@ -263,6 +293,28 @@ def test_a_tool_error_is_tool_error_on_the_message_and_its_code_on_the_run(
     run = named(finished, "execute_tool get_task")
     assert dict(run.attributes or {})["error.type"] == "not_found"
     assert run.status.status_code == StatusCode.ERROR
+
+
+def test_a_tool_that_asks_for_input_is_no_error_and_a_protocol_error_is_one(
+    mcp_client: Callable[..., MCPClient], spans: Any
+) -> None:
+    from tests.test_modern import FIXTURE
+    from tests.test_tasks import ELICIT, TASKS, TaskClient
+
+    client = TaskClient(mcp_client(None, FIXTURE))
+    assert (
+        client.get(client.call("multi_input", {}, caps=ELICIT)["taskId"], caps=ELICIT)["status"]
+        == "input_required"
+    )
+    asking = named(spans(), "execute_tool multi_input")
+    assert "error.type" not in (asking.attributes or {})
+    assert asking.status.status_code == StatusCode.UNSET
+    task = client.get(client.call("protocol_error_job", {}, caps=TASKS)["taskId"])
+    assert task["status"] == "failed"
+    broken = named(spans(), "execute_tool protocol_error_job")
+    assert dict(broken.attributes or {})["error.type"] == "ProtocolError"
+    assert broken.status.status_code == StatusCode.ERROR
+    assert broken.status.description == "The job broke down"
 
 
 def test_a_notification_has_its_span(
