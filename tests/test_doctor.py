@@ -366,6 +366,23 @@ def test_no_way_for_a_client_to_register_is_a_warning() -> None:
     assert "mcp_doctor.W012" in {f.id for f in findings if f.level == "warning"}
 
 
+def test_a_server_that_is_not_there_is_an_error() -> None:
+    with HostileServer() as server:
+        url = f"{server.base}/mcp"
+    findings = Doctor(URLLibHTTP(timeout=5), url).run()
+    assert "mcp_doctor.E001" in {f.id for f in findings if f.level == "error"}, findings
+
+
+def test_documents_that_name_the_server_not_the_public_url_are_errors() -> None:
+    with HostileServer(registration=None) as server:
+        public = f"http://localhost:{server.server_address[1]}/mcp"
+        run = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp", public_url=public)
+        findings = {f.id for f in run.run() if f.level == "error"}
+    # The challenge and the metadata name 127.0.0.1, where users type localhost.
+    assert {"mcp_doctor.E005", "mcp_doctor.E007"} <= findings
+    assert any(p.startswith("protected-resource metadata") for p in run.passed)
+
+
 def nested(depth: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object"}
     for _ in range(depth):
