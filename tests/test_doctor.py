@@ -189,6 +189,11 @@ class HostileServer(http.server.ThreadingHTTPServer):
         self.base = f"http://127.0.0.1:{self.server_address[1]}"
         self.registration = registration
         self.tools = tools or []
+        # What a test may change: the answer to a POST without a credential (status, body,
+        # headers; None for the 401 challenge), and the two metadata documents (None: 404).
+        self.anonymous: tuple[int, Any, dict[str, str]] | None = None
+        self.resource: Any = {"resource": f"{self.base}/mcp", "authorization_servers": [self.base]}
+        self.issuer = self.base
 
     def __enter__(self) -> HostileServer:
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -216,12 +221,18 @@ class HostileHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
-        base = self.server.base
         if self.path.startswith("/.well-known/oauth-protected-resource"):
-            self.answer(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
+            resource = self.server.resource
+            if resource is None:
+                self.answer(404, {})
+            else:
+                self.answer(200, resource)
         elif self.path.startswith("/.well-known/oauth-authorization-server"):
+            if self.server.issuer is None:
+                self.answer(404, {})
+                return
             methods = getattr(self.server, "methods", ["S256"])
-            document = {"issuer": base, "code_challenge_methods_supported": methods}
+            document = {"issuer": self.server.issuer, "code_challenge_methods_supported": methods}
             document["registration_endpoint"] = self.server.registration
             self.answer(200, document)
         else:
@@ -232,7 +243,10 @@ class HostileHandler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if not self.headers.get("Authorization"):
+        if not self.headers.get("Authorization") and self.server.anonymous is not None:
+            status, body, headers = self.server.anonymous
+            self.answer(status, body, **headers)
+        elif not self.headers.get("Authorization"):
             metadata = f"{self.server.base}/.well-known/oauth-protected-resource"
             challenge = f'Bearer resource_metadata="{metadata}"'
             self.answer(401, {}, WWW_Authenticate=challenge)
@@ -255,6 +269,118 @@ def test_a_malformed_url_from_the_server_is_a_finding(registration: Any) -> None
         findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
     assert [f.id for f in findings if f.level == "error"] == ["mcp_doctor.E014"]
     assert repr(registration) in findings[0].message
+
+
+RPC_ANSWER = {"jsonrpc": "2.0", "id": 1, "result": {}}
+RPC_REFUSAL = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "no"}}
+
+
+@pytest.mark.parametrize(
+    ("anonymous", "expected"),
+    [
+        ((302, None, {"Location": "/mcp/"}), "mcp_doctor.E002"),
+        ((200, {"detail": "a page"}, {}), "mcp_doctor.E003"),
+        ((403, RPC_REFUSAL, {}), "mcp_doctor.E003"),
+        ((401, {}, {"WWW_Authenticate": 'Basic realm="api"'}), "mcp_doctor.E004"),
+        (
+            (401, {}, {"WWW_Authenticate": 'Bearer resource_metadata="ftp://x/m"'}),
+            "mcp_doctor.E014",
+        ),
+    ],
+)
+def test_a_challenge_clients_cannot_follow_is_an_error(
+    anonymous: tuple[int, Any, dict[str, str]], expected: str
+) -> None:
+    with HostileServer() as server:
+        server.anonymous = anonymous
+        findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
+    errors = [f for f in findings if f.level == "error"]
+    assert [f.id for f in errors] == [expected], findings
+    assert errors[0].hint
+
+
+def test_an_endpoint_that_answers_without_a_credential_is_a_warning() -> None:
+    with HostileServer() as server:
+        server.anonymous = (200, RPC_ANSWER, {})
+        findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
+    # A warning, not an error (the server card's own warning aside).
+    assert [f.id for f in findings if f.level == "error"] == [], findings
+    assert "mcp_doctor.W003" in {f.id for f in findings if f.level == "warning"}
+
+
+def test_a_challenge_on_another_origin_is_an_error() -> None:
+    with HostileServer() as server:
+        port = server.server_address[1]
+        metadata = f"http://localhost:{port}/.well-known/oauth-protected-resource"
+        server.anonymous = (401, {}, {"WWW_Authenticate": f'Bearer resource_metadata="{metadata}"'})
+        findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
+    errors = [f for f in findings if f.level == "error"]
+    assert [f.id for f in errors] == ["mcp_doctor.E005"], findings
+    assert f"http://localhost:{port}" in errors[0].message
+
+
+@pytest.mark.parametrize(
+    ("resource", "expected"),
+    [
+        (None, "mcp_doctor.E006"),
+        ([], "mcp_doctor.E006"),
+        ({"resource": "http://elsewhere.example/mcp"}, "mcp_doctor.E007"),
+        ({"authorization_servers": []}, "mcp_doctor.E008"),
+        ({"authorization_servers": ["z"]}, "mcp_doctor.E014"),
+    ],
+)
+def test_protected_resource_metadata_clients_refuse_is_an_error(
+    resource: Any, expected: str
+) -> None:
+    with HostileServer() as server:
+        if isinstance(resource, dict):
+            resource = {"resource": f"{server.base}/mcp", **resource}
+        server.resource = resource
+        findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
+    errors = {f.id for f in findings if f.level == "error"}
+    assert expected in errors, findings
+    if expected != "mcp_doctor.E007":
+        # The walk stops there: the authorisation server is not asked.
+        assert not any("authorization-server" in f.message for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("issuer", "expected"), [(None, "mcp_doctor.E009"), ("http://other.example", "mcp_doctor.E010")]
+)
+def test_authorization_server_metadata_clients_refuse_is_an_error(
+    issuer: str | None, expected: str
+) -> None:
+    with HostileServer(registration="http://127.0.0.1:9/r") as server:
+        server.issuer = issuer
+        run = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp")
+        findings = run.run()
+    assert expected in {f.id for f in findings if f.level == "error"}, findings
+    assert ("authorization-server metadata" in " ".join(run.passed)) is (issuer is not None)
+
+
+def test_no_way_for_a_client_to_register_is_a_warning() -> None:
+    with HostileServer(registration=None) as server:
+        findings = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp").run()
+    # A warning, not an error (the server card's own warning aside).
+    assert [f.id for f in findings if f.level == "error"] == [], findings
+    assert "mcp_doctor.W012" in {f.id for f in findings if f.level == "warning"}
+
+
+def test_a_server_that_is_not_there_is_an_error() -> None:
+    with HostileServer() as server:
+        url = f"{server.base}/mcp"
+    findings = Doctor(URLLibHTTP(timeout=5), url).run()
+    assert "mcp_doctor.E001" in {f.id for f in findings if f.level == "error"}, findings
+
+
+def test_documents_that_name_the_server_not_the_public_url_are_errors() -> None:
+    with HostileServer(registration=None) as server:
+        public = f"http://localhost:{server.server_address[1]}/mcp"
+        run = Doctor(URLLibHTTP(timeout=5), f"{server.base}/mcp", public_url=public)
+        findings = {f.id for f in run.run() if f.level == "error"}
+    # The challenge and the metadata name 127.0.0.1, where users type localhost.
+    assert {"mcp_doctor.E005", "mcp_doctor.E007"} <= findings
+    assert any(p.startswith("protected-resource metadata") for p in run.passed)
 
 
 def nested(depth: int) -> dict[str, Any]:
