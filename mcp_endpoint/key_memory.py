@@ -66,6 +66,13 @@ def enabled() -> bool:
     return redis_url() is not None
 
 
+def channel_url() -> str | None:
+    """The Redis changes are published on: wherever Redis is the cache, whether or not
+    this process keeps keys itself (a shell, a task worker or an admin process with
+    ``KEY_MEMORY_SECONDS`` at 0 must still tell the workers that do)."""
+    return redis_location(mcp_settings.CACHE)
+
+
 def channel() -> str:
     return f"{caches[mcp_settings.CACHE].key_prefix}:mcp_endpoint:key_memory"
 
@@ -233,7 +240,7 @@ def publish(digests: Iterable[str] = (), users: Iterable[Any] = ()) -> bool:
     within :data:`ACK_SECONDS`."""
     digests, users = list(digests), [str(pk) for pk in users]
     memory.drop(digests, users)
-    url = redis_url()
+    url = channel_url()
     if url is None or not (digests or users):
         return True
     memory.acknowledged = _broadcast(url, digests, users)
@@ -275,7 +282,7 @@ def publish_on_commit(
     rolled-back change changed nothing, and before the commit another process would read
     the old row again)."""
     digests, users = list(digests), list(users)
-    if not enabled():
+    if channel_url() is None:
         return
     memory.drop(digests, users)
     transaction.on_commit(lambda: publish(digests, users), using=using, robust=True)

@@ -67,7 +67,7 @@ def assert_refused(response: Any) -> None:
 def redis_client() -> Any:
     import redis
 
-    return redis.Redis.from_url(key_memory.redis_url())
+    return redis.Redis.from_url(key_memory.channel_url())
 
 
 @needs_redis
@@ -272,6 +272,29 @@ def test_the_memory_is_off_at_zero_seconds(
     rpc = mcp_client(alice_key)
     for _ in range(2):
         assert key_queries(lambda: rpc.post(PING))[1] == 1
+
+
+@needs_redis
+@pytest.mark.django_db(transaction=True)
+def test_a_process_that_keeps_no_keys_still_tells_the_others(alice: Any) -> None:
+    """A shell, a task worker or an admin process with the memory off changes a key: the
+    workers that keep it hear of it all the same."""
+    assert not key_memory.enabled()
+    pubsub = redis_client().pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(key_memory.channel())
+    try:
+        raw = make_key(alice)
+        key = APIKey.objects.get(digest=digest_of(raw))
+        key.revoked = timezone.now()
+        key.save()
+        deadline = time.monotonic() + 20
+        heard = None
+        while heard is None and time.monotonic() < deadline:
+            heard = pubsub.get_message(timeout=1)
+    finally:
+        pubsub.close()
+    assert heard is not None, "nothing was published"
+    assert digest_of(raw) in json.loads(heard["data"])["digests"]
 
 
 def test_the_memory_is_on_by_default() -> None:
