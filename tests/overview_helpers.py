@@ -7,9 +7,21 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 
 from mcp_endpoint.buckets import PER_DOUBLING, RESOLUTION, SMALLEST_MS
 from mcp_endpoint.models import ToolCall
+
+
+@pytest.fixture
+def viewer(db: Any) -> Any:
+    """Erin: staff with the call log's view permission only."""
+    user = get_user_model().objects.create_user("erin", "erin@example.com", "pw-erin-123")
+    user.is_staff = True
+    user.save()
+    user.user_permissions.set(Permission.objects.filter(codename="view_toolcall"))
+    return user
 
 
 def near(ms: float) -> Any:

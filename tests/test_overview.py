@@ -10,15 +10,16 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone, translation
 
 from mcp_endpoint import overview
 from mcp_endpoint.models import ToolCall
+from tests import overview_helpers
 from tests.overview_helpers import bucket_of, near
 
 pytestmark = pytest.mark.django_db
+viewer = overview_helpers.viewer  # the fixture
 
 URL = "/admin/mcp_endpoint/toolcall/overview/"
 CHANGE_LIST = "/admin/mcp_endpoint/toolcall/"
@@ -38,16 +39,6 @@ def call(
     # auto_now_add: the time is set after the row exists.
     ToolCall.objects.filter(pk=row.pk).update(created=timezone.now() - ago)
     return row
-
-
-@pytest.fixture
-def viewer(db: Any) -> Any:
-    """Erin: staff with the call log's view permission only."""
-    user = get_user_model().objects.create_user("erin", "erin@example.com", "pw-erin-123")
-    user.is_staff = True
-    user.save()
-    user.user_permissions.set(Permission.objects.filter(codename="view_toolcall"))
-    return user
 
 
 def links(content: str, section: str) -> dict[str, str]:

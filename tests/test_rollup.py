@@ -9,8 +9,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -18,24 +16,17 @@ from django.utils import timezone
 
 from mcp_endpoint import overview, rollup
 from mcp_endpoint.models import ToolCall, ToolCallRollup
+from tests import overview_helpers
 from tests.overview_helpers import assert_same
 
 pytestmark = pytest.mark.django_db
+viewer = overview_helpers.viewer  # the fixture
 
 CHANGE_LIST = "/admin/mcp_endpoint/toolcall/"
 TOOLS = [f"tool_{n}" for n in range(8)]  # more than the six drawn one by one
 OUTCOMES = ["ok"] * 8 + ["not_found", "invalid_arguments"]
 CLIENTS = ["Claude Code", "Cursor", ""]
 CREDENTIALS = ["API key “laptop” (mcp_1)", "API key “ci” (mcp_2)", "OAuth “App” (client 9)", ""]
-
-
-@pytest.fixture
-def viewer(db: Any) -> Any:
-    user = get_user_model().objects.create_user("erin", "erin@example.com", "pw-erin-123")
-    user.is_staff = True
-    user.save()
-    user.user_permissions.set(Permission.objects.filter(codename="view_toolcall"))
-    return user
 
 
 def seed(now: datetime, users: list[Any], rows: int = 400, seed: int = 7) -> None:
