@@ -9,7 +9,8 @@ seen).
 The memory is on only where the cache named by ``CACHE`` is Redis: every change that can
 alter what a key may do is published on a Redis channel once its transaction commits (a
 key saved or deleted: revoked, its scopes or expiry edited; its user saved or deleted:
-deactivated, say), and a thread in each process drops the entries it names. The process
+deactivated, say), by any process whose cache is Redis, even one that keeps no keys itself
+(a shell, a task worker), and a thread in each process drops the entries it names. The process
 that publishes waits, for at most :data:`ACK_SECONDS`, until every process listening has
 dropped them and said so; once :func:`publish` returns acknowledged, no worker answers
 from the old state. A process whose connection to the channel is lost clears its memory
