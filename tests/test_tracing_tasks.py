@@ -16,29 +16,21 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan
 
 from mcp_endpoint import task_recovery
 from mcp_endpoint.models import ToolTask
 from mcp_endpoint.tasks import run_tool_task
 from project.tracker.models import Project
 from tests.conftest import MCPClient
-from tests.otel import providers
 from tests.test_modern import meta, result_of
 from tests.test_tasks import TASKS, TaskClient
-from tests.test_tracing import CLIENT_SPAN, CLIENT_TRACE, TRACEPARENT, hex_trace, named
+from tests.test_tracing import CLIENT_SPAN, CLIENT_TRACE, TRACEPARENT, hex_trace, named, spans
+
+__all__ = ["spans"]  # the fixture, shared with tests/test_tracing.py
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EXPORT = "export_project_tasks"
-
-
-@pytest.fixture
-def spans() -> Iterator[Callable[[], list[ReadableSpan]]]:
-    _, exporter, _ = providers()
-    exporter.clear()
-    yield lambda: list(exporter.get_finished_spans())
-    exporter.clear()
 
 
 @pytest.fixture
