@@ -7,8 +7,9 @@ In one process: a fresh database (a SQLite file in a temporary folder, or, with
 end) is migrated and filled by the database itself with ``--rows`` tool calls spread over
 90 days (20 tools, 50 users, 30 API keys and 5 OAuth apps, 12 clients, about 4 % errors).
 Then the overview page is fetched through Django's test client as a superuser (every row)
-and as a staff member (their own rows), for each period, ``--repeat`` times; the table
-gives the rows in the period and the median time of the page. The run stops by itself: the
+and as a staff member (their own rows): first once for 90 days, which counts the closed
+hours (timed apart), then for each period, ``--repeat`` times; the table gives the rows in
+the period and the median time of the page. The run stops by itself: the
 exit status is 1 when a page's median is over ``--target`` seconds (default 5).
 """
 
@@ -150,10 +151,15 @@ def main() -> int:
         staff.is_staff = True
         staff.save()
         staff.user_permissions.set(Permission.objects.filter(codename="view_toolcall"))
-        print(f"{'who':<10} {'period':<6} {'rows':>10} {'median s':>9}")
+        clients = {}
         for who, user in (("superuser", admin), ("staff", staff)):
-            client = Client()
-            client.force_login(user)
+            clients[who] = Client()
+            clients[who].force_login(user)
+            # The first read of 90 days counts their closed hours: once, and timed apart.
+            calls, seconds = measure(clients[who], "90d", 1)
+            print(f"{who}: first read of 90 days ({calls:,} rows), counting them: {seconds:.2f} s")
+        print(f"{'who':<10} {'period':<6} {'rows':>10} {'median s':>9}")
+        for who, client in clients.items():
             for period in ("1d", "7d", "30d", "90d"):
                 calls, median = measure(client, period, args.repeat)
                 over = median > args.target

@@ -25,6 +25,8 @@ MCP_ENDPOINT = {
     "PROTOCOL_RATE": None,
     # The opt-in cache of validated keys, for the rows that measure it.
     "API_KEY_CACHE_SECONDS": int(os.environ.get("BENCH_API_KEY_CACHE_SECONDS", "0")),
+    # Each worker's memory of keys (on by default where the cache is Redis); 0 turns it off.
+    "KEY_MEMORY_SECONDS": int(os.environ.get("BENCH_KEY_MEMORY_SECONDS", "60")),
 }
 
 # The key cache in each worker's own memory: no round trip, but a revocation reaches the

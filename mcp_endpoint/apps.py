@@ -13,11 +13,12 @@ class MCPEndpointConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from mcp_endpoint import checks, key_cache
+        from mcp_endpoint import checks, key_cache, key_memory
         from mcp_endpoint.oauth import checks as oauth_checks
 
         del checks, oauth_checks  # imported for their @register decorators: the system checks
         key_cache.connect()
+        key_memory.connect()
 
         # Each installed app's mcp.py registers its tools, as admin.py modules do.
         autodiscover_modules("mcp")

@@ -19,7 +19,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 
-from mcp_endpoint import compat, key_cache, permissions, scopes
+from mcp_endpoint import compat, key_cache, key_memory, permissions, scopes
 from mcp_endpoint.last_use import note_key_use, note_token_use
 from mcp_endpoint.models import (
     AbstractAPIKey,
@@ -139,12 +139,13 @@ class APIKeyAuthentication(BaseAuthentication):
             return None
         # Hashed once: the digest finds the key in the cache and in the database alike.
         digest = digest_of(raw)
-        key = key_cache.get(digest)
+        # This worker's memory first (no round trip at all), then the shared cache, then
+        # the database; what cannot be kept (the expiry against the clock) is checked on
+        # every request.
+        key = key_memory.get(digest)
         cached = key is not None
         if key is None:
-            key = get_api_key_model()._default_manager.get_for_digest(digest)
-            if key is not None and key.is_usable() and key.user.is_active:
-                key_cache.remember(key)
+            key, cached = _look_up_key(digest)
         if key is None or not key.is_usable() or not key.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid API key.")
         note_key_use(key, cached=cached)
@@ -153,6 +154,21 @@ class APIKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="{self.www_authenticate_realm}"'
+
+
+def _look_up_key(digest: str) -> tuple[AbstractAPIKey | None, bool]:
+    """The key of ``digest`` from the shared cache or the database (and whether it came
+    from the cache), remembered when it is usable."""
+    mark = key_memory.begin()
+    key = key_cache.get(digest)
+    cached = key is not None
+    if key is None:
+        key = get_api_key_model()._default_manager.get_for_digest(digest)
+        if key is not None and key.is_usable() and key.user.is_active:
+            key_cache.remember(key)
+    if key is not None and key.is_usable() and key.user.is_active:
+        key_memory.remember(key, mark)
+    return key, cached
 
 
 def _key_prefix() -> str:
@@ -333,7 +349,7 @@ def authenticate_again(
 
     Raises :class:`CredentialRefused` when the classes refuse it now (revoked, expired,
     its user deactivated) or read another caller from it. An API key is read through the
-    key cache when ``API_KEY_CACHE_SECONDS`` keeps it there, so the check costs no query.
+    worker's memory of keys (or the key cache), so the check costs no query.
     """
     current = authenticate(drf_request(request, classes))
     if not same_caller(current, credential):

@@ -749,7 +749,8 @@ def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:
 
 
 def _check_rate_and_key_cache(label: str, values: dict[str, Any]) -> list[CheckMessage]:
-    """``PROTOCOL_RATE`` (E040) and ``API_KEY_CACHE_SECONDS`` (E041)."""
+    """``PROTOCOL_RATE`` (E040), ``API_KEY_CACHE_SECONDS`` (E041) and
+    ``KEY_MEMORY_SECONDS`` (E044)."""
     errors: list[CheckMessage] = []
     rate = values.get("PROTOCOL_RATE")
     if "PROTOCOL_RATE" in values and rate is not None and not _is_rate(rate):
@@ -761,16 +762,20 @@ def _check_rate_and_key_cache(label: str, values: dict[str, Any]) -> list[CheckM
                 id="mcp_endpoint.E040",
             )
         )
-    seconds = values.get("API_KEY_CACHE_SECONDS")
-    if seconds is not None and (
-        not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0
+    for name, check_id in (
+        ("API_KEY_CACHE_SECONDS", "mcp_endpoint.E041"),
+        ("KEY_MEMORY_SECONDS", "mcp_endpoint.E044"),
     ):
-        errors.append(
-            Error(
-                f"{label}['API_KEY_CACHE_SECONDS'] must be a whole number of seconds (0: off).",
-                id="mcp_endpoint.E041",
+        seconds = values.get(name)
+        if seconds is not None and (
+            not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0
+        ):
+            errors.append(
+                Error(
+                    f"{label}[{name!r}] must be a whole number of seconds (0: off).",
+                    id=check_id,
+                )
             )
-        )
     return errors
 
 

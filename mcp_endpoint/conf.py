@@ -153,6 +153,10 @@ DEFAULTS: dict[str, Any] = {
     # known key needs no query. Key and user changes drop the entry at once (signals); with
     # a per-process cache only in the process that made them (check W040). Global only.
     "API_KEY_CACHE_SECONDS": 0,
+    # Keep verified API keys in each worker's memory for this many seconds (0: off), where
+    # CACHE is Redis: a key or user change is published there and every worker drops the
+    # entry before the change is acknowledged (mcp_endpoint.key_memory). Global only.
+    "KEY_MEMORY_SECONDS": 60,
     # The expiry a new key is offered by default, in days (the account pages and the admin).
     "API_KEY_DEFAULT_EXPIRY_DAYS": 90,
     # Write a ToolCall row per tools/call, and which argument names to redact in it.

@@ -28,6 +28,7 @@ from django.core.cache.backends.base import BaseCache
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
+from mcp_endpoint import key_memory
 from mcp_endpoint.conf import mcp_settings
 from mcp_endpoint.models import AbstractAPIKey, get_api_key_model
 
@@ -69,15 +70,28 @@ def remember(key: AbstractAPIKey) -> None:
 
 
 def forget(*digests: str) -> None:
-    """Drop the entries of these key digests, whether the cache is on or not."""
+    """Drop the entries of these key digests, whether the cache is on or not, and in every
+    worker's memory of keys (:mod:`mcp_endpoint.key_memory`): call it after a change to a
+    key that sent no signal."""
+    _drop(*digests)
+    key_memory.publish(digests=digests)
+
+
+def forget_user_keys(user_pk: Any) -> None:
+    """Drop the entries of every key of the user ``user_pk`` (one query for the digests),
+    here and in every worker's memory of keys."""
+    _drop_user_keys(user_pk)
+    key_memory.publish(users=[user_pk])
+
+
+def _drop(*digests: str) -> None:
     if digests:
         _cache().delete_many([entry_key(d) for d in digests])
 
 
-def forget_user_keys(user_pk: Any) -> None:
-    """Drop the entries of every key of the user ``user_pk`` (one query for the digests)."""
+def _drop_user_keys(user_pk: Any) -> None:
     model = get_api_key_model()
-    forget(*model._default_manager.filter(user_id=user_pk).values_list("digest", flat=True))
+    _drop(*model._default_manager.filter(user_id=user_pk).values_list("digest", flat=True))
 
 
 # -- signal receivers ---------------------------------------------------------------------
@@ -85,7 +99,7 @@ def forget_user_keys(user_pk: Any) -> None:
 
 def _key_changed(sender: Any, instance: AbstractAPIKey, **kwargs: Any) -> None:
     if enabled() and instance.digest:
-        forget(instance.digest)
+        _drop(instance.digest)
 
 
 def _user_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
@@ -95,14 +109,14 @@ def _user_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
     update_fields = kwargs.get("update_fields")
     if update_fields is not None and set(update_fields) <= {"last_login"}:
         return
-    forget_user_keys(instance.pk)
+    _drop_user_keys(instance.pk)
 
 
 def _user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     # The user's keys are deleted with it (each sends post_delete); this catches keys of a
     # custom model whose relation does not cascade.
     if enabled():
-        forget_user_keys(instance.pk)
+        _drop_user_keys(instance.pk)
 
 
 def connect() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 import threading
 from collections.abc import Iterable
@@ -12,7 +13,8 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.db import connections, models
+from django.db import connections, models, router, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -246,6 +248,15 @@ def get_api_key_model() -> type[AbstractAPIKey]:
     return model
 
 
+class ToolCallQuerySet(models.QuerySet["ToolCall"]):
+    def delete(self) -> tuple[int, dict[str, int]]:
+        """Delete the rows, and the overview's counts of the hours they were in (in the
+        same transaction), so that those hours are counted again from what is left."""
+        with transaction.atomic(using=self.db):
+            ToolCallRollup.forget_hours_of(self)
+            return super().delete()
+
+
 class ToolCall(models.Model):
     """One ``tools/call``: who, with which credential and client, the outcome, how long.
 
@@ -281,6 +292,8 @@ class ToolCall(models.Model):
     duration_ms = models.FloatField(_("duration (ms)"))
     arguments = models.JSONField(_("arguments"), default=dict, blank=True)
 
+    objects = ToolCallQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created"]
         # The overview reads a period's rows from this index alone (it covers every column
@@ -305,6 +318,100 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool} ({self.outcome})"
+
+    def delete(self, using: Any = None, keep_parents: bool = False) -> tuple[int, dict[str, int]]:
+        using = using or router.db_for_write(type(self), instance=self)
+        with transaction.atomic(using=using):
+            ToolCallRollup.forget_hours_of(ToolCall.objects.using(using).filter(pk=self.pk))
+            return super().delete(using=using, keep_parents=keep_parents)
+
+
+class ToolCallRollup(models.Model):
+    """The call log counted per closed hour, for the admin's overview.
+
+    Each hour the overview has read is counted once, for everyone's calls (``owner`` empty)
+    or for one staff member's own (``owner``): a row with ``dimension`` "hour" marks the
+    hour as counted, and one row per tool, outcome, client, credential and user holds its
+    calls; a tool's row also holds its calls per duration bucket
+    (:mod:`mcp_endpoint.buckets`). Deleting call-log rows deletes the counts of their
+    hours, which are counted again from the rows left when next read.
+    """
+
+    HOUR = "hour"
+
+    start = models.DateTimeField()
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, related_name="+"
+    )
+    dimension = models.CharField(max_length=16)
+    value = models.CharField(max_length=255, blank=True)
+    # The user of the "user" rows: a user deleted leaves their calls without one, as the
+    # call log's own rows do.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    calls = models.PositiveIntegerField(default=0)
+    durations = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["owner", "dimension", "start", "value", "user", "calls"],
+                name="mcp_toolcallrollup_read",
+            ),
+            models.Index(fields=["start"], name="mcp_toolcallrollup_start"),
+        ]
+        # Two readers counting the same hour at once: the second one's marks fail here,
+        # and it reads the first one's counts instead.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["start"],
+                condition=models.Q(dimension="hour", owner__isnull=True),
+                name="mcp_toolcallrollup_hour",
+            ),
+            models.UniqueConstraint(
+                fields=["start", "owner"],
+                condition=models.Q(dimension="hour"),
+                name="mcp_toolcallrollup_own_hour",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.start:%Y-%m-%d %H:%M} {self.dimension} {self.value}"
+
+    @classmethod
+    def forget_hours_of(cls, rows: QuerySet[ToolCall]) -> int:
+        """Delete the counts of every counted hour that holds one of ``rows``."""
+        from mcp_endpoint.buckets import BucketIndex
+
+        rollups = cls.objects.using(rows.db)
+        span = rows.order_by().aggregate(first=models.Min("created"), last=models.Max("created"))
+        if span["first"] is None:
+            return 0
+        hour = timedelta(hours=1)
+        marks = list(
+            rollups.filter(
+                dimension=cls.HOUR, start__gt=span["first"] - hour, start__lte=span["last"]
+            )
+            .values_list("start", flat=True)
+            .distinct()
+        )
+        # The hours are counted on the grid of the time zone they were read in: one
+        # grouped pass of the rows per grid (one, unless the time zone changed).
+        grids = {round(mark.timestamp()) % 3600: mark for mark in marks}
+        touched: set[datetime] = set()
+        for mark in grids.values():
+            # The grid's first hour at or before the first row: every index 0 or more.
+            origin = mark - hour * math.ceil((mark - span["first"]) / hour)
+            hours = rows.order_by().annotate(h=BucketIndex("created", origin, 3600))
+            touched.update(
+                origin + hour * index for index in hours.values_list("h", flat=True).distinct()
+            )
+        starts = [mark for mark in marks if mark in touched]
+        deleted = 0
+        for index in range(0, len(starts), 500):
+            deleted += rollups.filter(start__in=starts[index : index + 500]).delete()[0]
+        return deleted
 
 
 class ToolTaskQuerySet(models.QuerySet["ToolTask"]):

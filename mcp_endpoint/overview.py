@@ -1,11 +1,11 @@
-"""The call log at a glance: what the admin's overview page charts, computed by the database.
+"""The call log at a glance: what the admin's overview page charts.
 
-Every figure is one aggregate query over the period's rows (``created`` in the period, so
-the ``(created, …)`` indexes of :class:`~mcp_endpoint.models.ToolCall` serve them): calls
-per tool over time, errors by code, duration percentiles per tool, the busiest users,
-clients and credentials. Percentiles are nearest-rank (the smallest duration at or above
-that share of the calls): ``percentile_disc`` on PostgreSQL, and on the other databases one
-pass of ``ROW_NUMBER()`` over the period's rows, sorted per tool.
+Calls per tool over time, errors by code, duration percentiles per tool, the busiest users,
+clients and credentials: read from the call log's counts per closed hour
+(:mod:`mcp_endpoint.rollup`) and, for the hours not closed yet, from its rows, so that a
+long period of a large log costs its hours, not its rows. Percentiles are nearest-rank
+(the smallest duration at or above that share of the calls), to the resolution of the
+duration buckets (:mod:`mcp_endpoint.buckets`).
 
 The charts are drawn here as plain geometry for the template to turn into SVG: nothing is
 fetched at run time, and no script is needed to read them.
@@ -22,16 +22,15 @@ from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db import NotSupportedError, connections
-from django.db.models import Count, F, Func, IntegerField, QuerySet, Value, Window
-from django.db.models.functions import RowNumber
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from mcp_endpoint.models import ToolCall
+from mcp_endpoint import rollup
+from mcp_endpoint.buckets import bucket_duration
 
 
 def own_rows(request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -136,59 +135,53 @@ class Overview:
     credentials: list[Bar]
 
 
-def overview(rows: QuerySet[ToolCall], window: Interval) -> Overview:
-    """The page's figures for ``rows`` (the call log as this user may see it).
+def overview(window: Interval, owner: Any = None, now: datetime | None = None) -> Overview:
+    """The page's figures: of everyone's calls (``owner`` None), or of ``owner``'s own.
 
-    One grouped scan of the period per column: the counts per hour or day and tool give the
-    time chart, the total and the busiest tools; those per outcome the failures; those per
+    The closed hours of the period are read from their counts (:mod:`mcp_endpoint.rollup`),
+    the others from the call log: the counts per bucket of time and tool give the time
+    chart, the total and the busiest tools; those per outcome the failures; those per
     credential the top ones and how many keys and apps were used.
     """
-    rows = rows.filter(created__gte=window.start, created__lt=window.end).order_by()
-    per_bucket = list(
-        rows.annotate(bucket=BucketIndex("created", window.start, window.step_seconds))
-        .values_list("bucket", "tool")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    # The counts per tool are the time chart's, summed: no scan of their own.
+    found = rollup.tally(window, owner, now or timezone.now())
     totals: dict[str, int] = {}
-    for _bucket, tool, n in per_bucket:
+    for (_bucket, tool), n in found.per_bucket.items():
         totals[tool] = totals.get(tool, 0) + n
-    tools = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
-    outcomes = counts(rows, "outcome")
-    credentials = counts(rows, "credential")
+    tools = ranked(totals)
+    outcomes = ranked(found.by.get("outcome", {}))
+    credentials = ranked(found.by.get("credential", {}))
     busiest = [tool for tool, _n in tools[:TOP]]
+    counted = [(bucket, tool, n) for (bucket, tool), n in found.per_bucket.items()]
     return Overview(
         window=window,
         calls=sum(n for _tool, n in tools),
         errors=sum(n for outcome, n in outcomes if outcome != OK),
         api_keys=sum(1 for name, _n in credentials if name.startswith("API key ")),
         oauth_apps=sum(1 for name, _n in credentials if name.startswith("OAuth “")),
-        series=time_series(per_bucket, window, busiest[:SERIES]),
+        series=time_series(counted, window, busiest[:SERIES]),
         errors_by_code=[
             Bar(code, n, {"outcome__exact": code}) for code, n in outcomes if code != OK
         ][:TOP],
-        durations=percentile_bars(rows, busiest),
-        users=user_bars(rows),
+        durations=percentile_bars(found.durations(busiest), busiest),
+        users=user_bars(ranked(found.by.get("user", {}))[:TOP]),
         clients=[
             Bar(name or str(_("(no client name)")), n, {"client_name__exact": name})
-            for name, n in counts(rows, "client_name", TOP)
+            for name, n in ranked(found.by.get("client", {}))[:TOP]
         ],
         credentials=[Bar(name, n, {"credential__exact": name}) for name, n in credentials[:TOP]],
     )
 
 
-def counts(
-    rows: QuerySet[ToolCall], column: str, limit: int | None = None
-) -> list[tuple[Any, int]]:
-    """The values of ``column`` and their counts, commonest first (the ``limit`` first)."""
-    counted = rows.values_list(column).annotate(n=Count("id")).order_by("-n", column)
-    return [(value, n) for value, n in (counted[:limit] if limit else counted)]
+def ranked(counted: Mapping[Any, int]) -> list[tuple[Any, int]]:
+    """The values and their counts, commonest first; ties by value, an empty one last."""
+    return sorted(
+        ((value, n) for value, n in counted.items() if n),
+        key=lambda item: (-item[1], item[0] is None, "" if item[0] is None else item[0]),
+    )
 
 
-def user_bars(rows: QuerySet[ToolCall]) -> list[Bar]:
-    """The busiest users; their names read for those alone, not joined to every row."""
-    counted = counts(rows, "user", TOP)
+def user_bars(counted: list[tuple[Any, int]]) -> list[Bar]:
+    """The busiest users; their names read for those alone."""
     User = get_user_model()
     names = {
         user.pk: str(user)
@@ -203,51 +196,30 @@ def user_bars(rows: QuerySet[ToolCall]) -> list[Bar]:
     return bars
 
 
-def percentile_bars(rows: QuerySet[ToolCall], busiest: list[str]) -> list[Bar]:
-    if not busiest:
-        return []
-    found = percentiles(rows.filter(tool__in=busiest), (0.5, 0.95))
-    return [
-        Bar(tool, found[tool][0], {"tool__exact": tool}, second=found[tool][1])
-        for tool in busiest
-        if tool in found
-    ]
+def percentile_bars(durations: Mapping[str, Mapping[int, int]], busiest: list[str]) -> list[Bar]:
+    bars = []
+    for tool in busiest:
+        if durations.get(tool):
+            p50, p95 = percentiles(durations[tool], (0.5, 0.95))
+            bars.append(Bar(tool, p50, {"tool__exact": tool}, second=p95))
+    return bars
 
 
-def percentiles(rows: QuerySet[ToolCall], fractions: Sequence[float]) -> dict[str, list[float]]:
-    """Per tool, the nearest-rank percentile of ``duration_ms`` at each fraction."""
-    connection = connections[rows.db]
-    if connection.vendor == "postgresql":
-        return postgresql_percentiles(rows, fractions)
-    ranked_rows = rows.annotate(
-        rank=Window(RowNumber(), partition_by=[F("tool")], order_by=F("duration_ms").asc()),
-        total=Window(Count("id"), partition_by=[F("tool")]),
-    ).values_list("tool", "duration_ms", "rank", "total")
-    inner, params = ranked_rows.query.sql_with_params()
-    picks = ", ".join(
-        "MIN(CASE WHEN rank_ >= %s * total_ THEN duration_ END)" for _fraction in fractions
-    )
-    # The subquery's columns named by position: Django's aliases are its own business.
-    sql = (
-        f"WITH r (tool_, duration_, rank_, total_) AS ({inner}) "
-        f"SELECT tool_, {picks} FROM r GROUP BY tool_"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, (*params, *fractions))
-        return {row[0]: [float(v) for v in row[1:]] for row in cursor.fetchall()}
-
-
-def postgresql_percentiles(
-    rows: QuerySet[ToolCall], fractions: Sequence[float]
-) -> dict[str, list[float]]:
-    inner, params = rows.values_list("tool", "duration_ms").query.sql_with_params()
-    picks = ", ".join(
-        "percentile_disc(%s) WITHIN GROUP (ORDER BY duration_)" for _fraction in fractions
-    )
-    sql = f"SELECT tool_, {picks} FROM ({inner}) AS r (tool_, duration_) GROUP BY tool_"
-    with connections[rows.db].cursor() as cursor:
-        cursor.execute(sql, (*fractions, *params))
-        return {row[0]: [float(v) for v in row[1:]] for row in cursor.fetchall()}
+def percentiles(histogram: Mapping[int, int], fractions: Sequence[float]) -> list[float]:
+    """Nearest-rank percentiles (the smallest duration at or above that share of the
+    calls) from calls counted per duration bucket: each within the buckets' resolution
+    (:data:`mcp_endpoint.buckets.RESOLUTION`) of the exact one."""
+    total = sum(histogram.values())
+    found = []
+    for fraction in fractions:
+        rank = max(1, math.ceil(fraction * total - 1e-9))
+        seen = 0
+        for bucket in sorted(histogram):
+            seen += histogram[bucket]
+            if seen >= rank:
+                found.append(bucket_duration(bucket))
+                break
+    return found
 
 
 # -- the time chart ----------------------------------------------------------------------------
@@ -289,47 +261,6 @@ def time_series(
         total = sum(n for _tool, n in segments)
         columns.append(Column(start, window.bucket_end(start), total, segments))
     return TimeSeries(tools, columns, max((c.total for c in columns), default=0))
-
-
-class BucketIndex(Func):
-    """Which bucket of ``step`` seconds from ``start`` a time falls in: 0, 1, 2, ...
-
-    Arithmetic the database does without a function call per row (Django's ``Trunc`` is a
-    Python function on SQLite, ten times slower over a large log); buckets are counted in
-    seconds from the period's start, itself a midnight or an hour of the current time zone.
-    """
-
-    output_field = IntegerField()
-
-    def __init__(self, expression: str, start: datetime, step: int) -> None:
-        super().__init__(F(expression), Value(start), Value(step))
-
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> Any:  # type: ignore[override]
-        raise NotSupportedError(
-            f"the call log's overview has no time buckets for {connection.vendor}"
-        )
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_template(
-            compiler,
-            connection,
-            "CAST((julianday(%s) - julianday(%s)) * 86400.0 / %s AS INTEGER)",
-        )
-
-    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_template(
-            compiler,
-            connection,
-            "FLOOR(EXTRACT(EPOCH FROM (%s - %s)) / %s)::integer",
-        )
-
-    def as_template(self, compiler: Any, connection: Any, template: str) -> Any:
-        parts, params = [], []
-        for expression in self.get_source_expressions():
-            sql, more = compiler.compile(expression)
-            parts.append(sql)
-            params.extend(more)
-        return template % tuple(parts), params
 
 
 # -- geometry for the template -----------------------------------------------------------------
@@ -456,7 +387,8 @@ def page(model_admin: Any, request: HttpRequest) -> TemplateResponse:
         raise PermissionDenied
     period = choose_period(request.GET.get("period"))
     interval = Interval.ending_now(period)
-    figures = overview(own_rows(request, ToolCall.objects.all()), interval)
+    owner = None if request.user.is_superuser else request.user.pk
+    figures = overview(interval, owner)
     opts = model_admin.opts
     site = model_admin.admin_site
     base = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name)

@@ -14,10 +14,13 @@ one per pool. Use it as the ``BACKEND`` of a cache in ``CACHES``, with the same
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from django.conf import settings
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
+from django.utils.module_loading import import_string
 
 
 class ReusedClientRedisCacheClient(RedisCacheClient):
@@ -41,3 +44,32 @@ class RedisCache(DjangoRedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = ReusedClientRedisCacheClient
+
+
+DJANGO_REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
+
+
+@functools.lru_cache(maxsize=64)
+def is_redis_cache(backend: Any) -> bool:
+    """Whether a cache backend is Django's Redis cache or a subclass of it (such as
+    :class:`RedisCache`)."""
+    if not isinstance(backend, str):
+        return False
+    try:
+        cls = import_string(backend)
+    except ImportError:
+        return False
+    return isinstance(cls, type) and issubclass(cls, DjangoRedisCache)
+
+
+def redis_location(alias: str) -> str | None:
+    """The Redis URL of the cache ``alias`` in ``CACHES`` (its first server), or None when
+    that cache is not Redis."""
+    cache = settings.CACHES.get(alias, {})
+    backend = cache.get("BACKEND")
+    if not isinstance(backend, str) or not is_redis_cache(backend):
+        return None
+    location = cache.get("LOCATION")
+    if isinstance(location, list | tuple):
+        location = location[0] if location else None
+    return location if isinstance(location, str) else None

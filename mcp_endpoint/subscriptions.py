@@ -36,11 +36,9 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings as django_settings
 from django.core.cache import caches
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
-from django.utils.module_loading import import_string
 
 from mcp_endpoint import authentication
 from mcp_endpoint.database import release_request_connections, released
@@ -48,6 +46,7 @@ from mcp_endpoint.limits import CredentialLimit
 from mcp_endpoint.mrtr import principal
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
+from mcp_endpoint.redis_cache import redis_location
 from mcp_endpoint.responses import KEEPALIVE, sse_event
 
 if TYPE_CHECKING:
@@ -60,7 +59,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_endpoint.subscriptions")
 
 
-REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 UPDATED = "notifications/resources/updated"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -126,27 +124,7 @@ def publish(endpoint: EndpointLike, uris: Iterable[str]) -> None:
 
 def redis_url(endpoint: EndpointLike) -> str | None:
     url: str | None = endpoint.settings.SUBSCRIPTIONS_REDIS_URL
-    if url:
-        return url
-    cache = django_settings.CACHES.get(endpoint.settings.CACHE, {})
-    if not is_redis_cache(cache.get("BACKEND")):
-        return None
-    location = cache.get("LOCATION")
-    if isinstance(location, list | tuple):
-        location = location[0] if location else None
-    return location if isinstance(location, str) else None
-
-
-def is_redis_cache(backend: Any) -> bool:
-    """Whether a cache backend is Django's Redis cache or a subclass of it (such as
-    :class:`mcp_endpoint.redis_cache.RedisCache`)."""
-    if not isinstance(backend, str):
-        return False
-    try:
-        cls = import_string(backend)
-    except ImportError:
-        return False
-    return isinstance(cls, type) and issubclass(cls, import_string(REDIS_CACHE))
+    return url or redis_location(endpoint.settings.CACHE)
 
 
 class Hub:

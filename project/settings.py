@@ -12,7 +12,9 @@ Everything that differs between a laptop, CI and production comes from the envir
   ``project.asgi`` sets 0, since under ASGI each request may run on a thread of its own and
   persistent connections pile up to one per thread.
 - ``DEMO_API_KEY_CACHE_SECONDS``: keep validated API keys in the cache this long (0, the
-  default, leaves it off); ``DEMO_USER_THROTTLE``, ``DEMO_PROTOCOL_RATE``: the rate limits.
+  default, leaves it off); ``DEMO_KEY_MEMORY_SECONDS``: how long each worker keeps a verified
+  key in its memory where the cache is Redis (60; 0 turns it off); ``DEMO_USER_THROTTLE``,
+  ``DEMO_PROTOCOL_RATE``: the rate limits.
 - ``DEMO_EXPORT_PACE_SECONDS``: a pause after each row of the CSV export (0 by default), so
   that a demonstration (or a test) can watch it work, cancel it or revoke its key.
 - ``DEMO_TASK_HEARTBEAT_MS``: how often a task's worker says it is alive (10000).
@@ -288,6 +290,7 @@ MCP_ENDPOINT = {
     # against REST_FRAMEWORK's throttles.
     "PROTOCOL_RATE": os.environ.get("DEMO_PROTOCOL_RATE", "1200/minute"),
     "API_KEY_CACHE_SECONDS": int(os.environ.get("DEMO_API_KEY_CACHE_SECONDS", "0")),
+    "KEY_MEMORY_SECONDS": int(os.environ.get("DEMO_KEY_MEMORY_SECONDS", "60")),
     # The admin's log of tool calls (one row per call).
     "LOG_TOOL_CALLS": True,
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),

@@ -23,6 +23,11 @@ WHITENOISE_USE_FINDERS = True
 # The demo turns sessions and delete confirmation on; the suite starts from the library's
 # defaults, and the tests of those features turn them on themselves.
 MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": False}
+# Each worker's memory of keys (on by default where the cache is Redis) is off for the
+# unit tests: many of them change a key or a user with QuerySet.update(), which sends no
+# signal, inside a transaction that never commits. tests/test_key_memory.py turns it on;
+# the live servers of the end-to-end tests run with it on wherever REDIS_URL is set.
+MCP_ENDPOINT["KEY_MEMORY_SECONDS"] = 0
 
 # Under pytest-xdist each test process ("gw0", "gw1", ...) has a cache of its own: a file
 # cache folder, or a Redis key prefix (which also names its pub/sub channel), so that one

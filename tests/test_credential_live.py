@@ -2,11 +2,14 @@
 ``manage.py`` in yet another process.
 
 The server keeps validated API keys in the shared cache (``DEMO_API_KEY_CACHE_SECONDS``): a
-file cache on one machine, or Redis when ``REDIS_URL`` is set. Each change to a key or its
-user, made by another process, must take effect on the very next request, whichever worker
-answers it. The REST budget is ``DEMO_USER_THROTTLE`` per user, counted by the demo's
-``AtomicUserRateThrottle``; the overshoot test needs Redis (a file cache's ``incr`` is not
-atomic) and is skipped without ``REDIS_URL``.
+file cache on one machine, or Redis when ``REDIS_URL`` is set; with Redis each worker also
+keeps them in its own memory (``KEY_MEMORY_SECONDS``, on by default there), dropped over
+Redis pub/sub. Each change to a key or its user, made by another process, must take effect
+on the very next request, whichever worker answers it; under load, no call that starts
+after a revocation is acknowledged may be accepted. The REST budget is
+``DEMO_USER_THROTTLE`` per user, counted by the demo's ``AtomicUserRateThrottle``; the
+overshoot test needs Redis (a file cache's ``incr`` is not atomic) and is skipped without
+``REDIS_URL``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -220,3 +224,70 @@ def test_the_shared_budget_holds_under_concurrency(host: Host) -> None:
     assert set(statuses) <= {200, 429}, statuses
     served = statuses.count(200)
     assert USER_RATE <= served <= windows * USER_RATE + WORKERS, statuses
+
+
+# -- each worker's memory of keys, under load -------------------------------------------------
+
+LOAD_THREADS = 6
+LIST_TASKS = {
+    "jsonrpc": "2.0",
+    "id": 4,
+    "method": "tools/call",
+    "params": {"name": "list_tasks", "arguments": {}},
+}
+
+
+@pytest.fixture(scope="module")
+def loaded_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("needs REDIS_URL: each worker's memory of keys is kept true over Redis")
+    env = {
+        "CACHE_KEY_PREFIX": f"mcp_load_{secrets.token_hex(4)}",
+        # Far out of reach: every call of the load is answered, none throttled.
+        "DEMO_USER_THROTTLE": "1000000/day",
+        "DEMO_PROTOCOL_RATE": "1000000/minute",
+    }
+    with LiveServer(tmp_path_factory.mktemp("load"), workers=2, env=env) as server:
+        manage(server.env, "seed_demo")
+        yield Host(server)
+
+
+def test_no_call_is_accepted_after_a_revocation_is_acknowledged(loaded_host: Host) -> None:
+    host = loaded_host
+    assert host.shell("from mcp_endpoint import key_memory\nprint(key_memory.enabled())") == "True"
+    _, raw, prefix = host.new_user_and_key()
+    calls: list[tuple[float, int]] = []
+    stop = threading.Event()
+
+    def load() -> None:
+        while not stop.is_set():
+            started = time.monotonic()
+            status, _ = host.post(raw, LIST_TASKS)
+            calls.append((started, status))
+
+    threads = [threading.Thread(target=load) for _ in range(LOAD_THREADS)]
+    for thread in threads:
+        thread.start()
+    try:
+        while sum(status == 200 for _, status in calls) < 20 * LOAD_THREADS:
+            time.sleep(0.05)
+        # Revoked in another process, which returns once every worker has dropped the key.
+        acknowledged = host.shell(
+            "from mcp_endpoint import key_memory\n"
+            "from mcp_endpoint.models import APIKey\n"
+            f"APIKey.objects.get(prefix={prefix!r}).revoke()\n"
+            "print(key_memory.memory.acknowledged)\n"
+        )
+        acknowledged_at = time.monotonic()
+        while sum(started > acknowledged_at for started, _ in calls) < 20 * LOAD_THREADS:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert acknowledged == "True"
+    before = [status for started, status in calls if started <= acknowledged_at]
+    after = [status for started, status in calls if started > acknowledged_at]
+    assert before.count(200) >= 20 * LOAD_THREADS
+    accepted_after = [status for status in after if status != 401]
+    assert accepted_after == [], f"{len(accepted_after)} of {len(after)} calls accepted"

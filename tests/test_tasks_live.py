@@ -291,11 +291,15 @@ def test_a_task_whose_key_is_revoked_while_it_runs_stops_without_committing(
     while not deployment.task_row(task_id)["message"] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert deployment.task_row(task_id)["status"] == "working"
-    # As the admin's "revoke" does, from another process, while the worker runs the task.
-    deployment.sql(
-        "UPDATE mcp_endpoint_apikey SET revoked = now() "
-        "WHERE id::text = (SELECT credential_id FROM mcp_endpoint_tooltask WHERE id = %s)",
-        task_id,
+    # As the admin's "revoke" does, from another process, while the worker runs the task
+    # (through the model, so that every worker's memory of the key hears of it).
+    manage(
+        deployment.server.env,
+        "shell",
+        "-c",
+        "from mcp_endpoint.models import APIKey, ToolTask\n"
+        f"task = ToolTask.objects.get(id={task_id!r})\n"
+        "APIKey.objects.get(id=task.credential_id).revoke()",
     )
     deadline = time.monotonic() + PATIENCE
     while deployment.task_row(task_id)["status"] == "working" and time.monotonic() < deadline:

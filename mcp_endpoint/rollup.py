@@ -1,0 +1,274 @@
+"""The call log counted per hour, so that the overview's cost follows hours, not rows.
+
+An hour is counted once it is closed (ended :data:`SETTLE` ago, so that a call recorded
+late is in it), on the first overview read that needs it, for the calls that read may see:
+everyone's (a superuser) or one staff member's own. The counts are
+:class:`~mcp_endpoint.models.ToolCallRollup` rows: per tool (with its calls per duration
+bucket), outcome, client, credential and user. The hours not closed yet are read from the
+call log itself. Nothing of this runs when a tool is called.
+
+An hour is counted in one transaction that first marks it (a unique row): a second reader
+counting the same hours at the same time fails on the mark, and reads the first one's
+counts instead. Deleting call-log rows (the retention, the admin) deletes the counts of
+their hours, which are then counted again from what is left.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from django.db import IntegrityError, connections, transaction
+from django.db.models import Count, QuerySet, Sum
+
+from mcp_endpoint.buckets import BucketIndex, duration_bucket
+from mcp_endpoint.models import ToolCall, ToolCallRollup
+
+HOUR = timedelta(hours=1)
+# How long after its end an hour is counted: a call's row is written when it returns, and
+# may be committed a little later (inside a request's transaction, say).
+SETTLE = timedelta(minutes=5)
+# Hours counted per transaction: short enough not to hold SQLite's write lock for long.
+CHUNK_HOURS = 24 * 7
+# The columns counted, beside the tool, and the dimension each is counted under.
+COLUMNS = {"outcome": "outcome", "client": "client_name", "credential": "credential"}
+
+
+class Window(Protocol):
+    """The period read: from ``start`` (an hour or a midnight) to ``end``, in buckets."""
+
+    @property
+    def start(self) -> datetime: ...
+
+    @property
+    def end(self) -> datetime: ...
+
+    @property
+    def step_seconds(self) -> int: ...
+
+
+@dataclass
+class Cell:
+    """The calls of one hour (counted from ``origin``) with one value of a dimension."""
+
+    hour: int
+    dimension: str
+    value: str = ""
+    user: Any = None
+    calls: int = 0
+    durations: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class Tally:
+    """A period's calls: per (bucket of the period, tool), per value of each dimension
+    ("outcome", "client", "credential", "user"), and per tool and duration bucket."""
+
+    owner: Any
+    window: Window
+    counted_until: datetime
+    per_bucket: dict[tuple[int, str], int] = field(default_factory=dict)
+    by: dict[str, dict[Any, int]] = field(default_factory=dict)
+    recent_durations: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    def add(self, dimension: str, key: Any, calls: int) -> None:
+        found = self.by.setdefault(dimension, {})
+        found[key] = found.get(key, 0) + calls
+
+    def durations(self, tools: list[str]) -> dict[str, dict[int, int]]:
+        """The calls per duration bucket of each of ``tools``, counted hours and recent."""
+        found: dict[str, dict[int, int]] = {}
+        if not tools:
+            return found
+        counted = counts(self.owner, self.window.start, self.counted_until).filter(
+            dimension="tool", value__in=tools
+        )
+        for tool, bucket, n in summed_durations(counted):
+            found.setdefault(tool, {})[int(bucket)] = int(n)
+        for tool, histogram in self.recent_durations.items():
+            if tool in tools:
+                into = found.setdefault(tool, {})
+                for bucket, n in histogram.items():
+                    into[bucket] = into.get(bucket, 0) + n
+        return found
+
+
+def summed_durations(counted: QuerySet[ToolCallRollup]) -> list[tuple[str, Any, Any]]:
+    """(tool, duration bucket, calls) summed by the database over the counted hours: the
+    JSON of each hour's durations is read there, not parsed row by row in Python."""
+    inner, params = counted.values_list("value", "durations").query.sql_with_params()
+    connection = connections[counted.db]
+    if connection.vendor == "postgresql":
+        entries, number = "jsonb_each_text(r.durations_)", "j.value::integer"
+    else:
+        entries, number = "json_each(r.durations_)", "j.value"
+    sql = (
+        f"WITH r (tool_, durations_) AS ({inner}) "
+        f"SELECT r.tool_, j.key, SUM({number}) FROM r, {entries} AS j GROUP BY r.tool_, j.key"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+def tally(window: Window, owner: Any, now: datetime) -> Tally:
+    """The period's calls, everyone's (``owner`` None) or ``owner``'s own."""
+    closed = counted_until(window, now)
+    count_hours(owner, window.start, closed)
+    found = Tally(owner, window, closed)
+    counted = counts(owner, window.start, closed)
+    step = window.step_seconds
+    for bucket, tool, n in (
+        counted.filter(dimension="tool")
+        # Counted from half an hour before: an hour's start, a whole number of hours
+        # after the period's, falls in its bucket whatever the rounding of the arithmetic.
+        .annotate(bucket=BucketIndex("start", window.start - HOUR / 2, step))
+        .values_list("bucket", "value")
+        .annotate(n=Sum("calls"))
+        .values_list("bucket", "value", "n")
+    ):
+        found.per_bucket[(bucket, tool)] = found.per_bucket.get((bucket, tool), 0) + n
+    for dimension, value, n in (
+        counted.filter(dimension__in=list(COLUMNS))
+        .values_list("dimension", "value")
+        .annotate(n=Sum("calls"))
+        .values_list("dimension", "value", "n")
+    ):
+        found.add(dimension, value, n)
+    for user, n in (
+        counted.filter(dimension="user")
+        .values_list("user")
+        .annotate(n=Sum("calls"))
+        .values_list("user", "n")
+    ):
+        found.add("user", user, n)
+    recent = own(ToolCall.objects.filter(created__gte=closed, created__lt=window.end), owner)
+    for cell in cells(recent, closed):
+        start = closed + HOUR * cell.hour
+        if cell.dimension == "tool":
+            bucket = math.floor((start - window.start).total_seconds() / step)
+            key = (bucket, cell.value)
+            found.per_bucket[key] = found.per_bucket.get(key, 0) + cell.calls
+            into = found.recent_durations.setdefault(cell.value, {})
+            for duration, n in cell.durations.items():
+                into[duration] = into.get(duration, 0) + n
+        else:
+            found.add(
+                cell.dimension, cell.user if cell.dimension == "user" else cell.value, cell.calls
+            )
+    return found
+
+
+def counted_until(window: Window, now: datetime) -> datetime:
+    """The end of the period's last closed hour (the period's start if none is)."""
+    hours = math.floor((now - SETTLE - window.start) / HOUR)
+    return min(max(window.start + HOUR * hours, window.start), window.end)
+
+
+def own(rows: QuerySet[ToolCall], owner: Any) -> QuerySet[ToolCall]:
+    return rows if owner is None else rows.filter(user__pk=owner)
+
+
+def counts(owner: Any, start: datetime, end: datetime) -> QuerySet[ToolCallRollup]:
+    rows = ToolCallRollup.objects.filter(start__gte=start, start__lt=end).order_by()
+    return rows.filter(owner__isnull=True) if owner is None else rows.filter(owner_id=owner)
+
+
+def count_hours(owner: Any, start: datetime, end: datetime) -> None:
+    """Count the hours from ``start`` to ``end`` not counted yet for ``owner``'s view."""
+    for _attempt in range(3):
+        missing = uncounted(owner, start, end)
+        if not missing:
+            return
+        for first, hours in runs(missing):
+            count(owner, first, hours)
+
+
+def uncounted(owner: Any, start: datetime, end: datetime) -> list[datetime]:
+    """The hours from ``start`` not counted yet. Hours counted on another grid (in
+    another time zone) are forgotten: they would straddle this one's buckets."""
+    marked = set(
+        counts(owner, start, end)
+        .filter(dimension=ToolCallRollup.HOUR)
+        .values_list("start", flat=True)
+    )
+    astray = [mark for mark in marked if (mark - start) % HOUR]
+    if astray:
+        ToolCallRollup.objects.filter(start__in=astray).delete()
+    hours = round((end - start) / HOUR)
+    return [hour for hour in (start + HOUR * i for i in range(hours)) if hour not in marked]
+
+
+def runs(hours: list[datetime]) -> Iterator[tuple[datetime, int]]:
+    """Consecutive ``hours`` as (first, how many), at most CHUNK_HOURS each."""
+    first, length = hours[0], 1
+    for hour in hours[1:]:
+        if hour == first + HOUR * length and length < CHUNK_HOURS:
+            length += 1
+        else:
+            yield first, length
+            first, length = hour, 1
+    yield first, length
+
+
+def count(owner: Any, first: datetime, hours: int) -> None:
+    """Count ``hours`` hours from ``first``: marks first, then their calls."""
+    rows = own(ToolCall.objects.filter(created__gte=first, created__lt=first + HOUR * hours), owner)
+    try:
+        with transaction.atomic():
+            ToolCallRollup.objects.bulk_create(
+                ToolCallRollup(
+                    start=first + HOUR * i, owner_id=owner, dimension=ToolCallRollup.HOUR
+                )
+                for i in range(hours)
+            )
+            ToolCallRollup.objects.bulk_create(
+                (
+                    ToolCallRollup(
+                        start=first + HOUR * min(max(cell.hour, 0), hours - 1),
+                        owner_id=owner,
+                        dimension=cell.dimension,
+                        value=cell.value,
+                        user_id=cell.user,
+                        calls=cell.calls,
+                        durations={str(b): n for b, n in cell.durations.items()},
+                    )
+                    for cell in cells(rows, first)
+                ),
+                batch_size=1000,
+            )
+    except IntegrityError:
+        pass  # another reader counted some of these hours meanwhile: its counts are read
+
+
+def cells(rows: QuerySet[ToolCall], origin: datetime) -> list[Cell]:
+    """The calls of ``rows`` per hour from ``origin`` and value: a grouped scan per column."""
+    hourly = rows.order_by().annotate(hour=BucketIndex("created", origin, 3600))
+    tools: dict[tuple[int, str], Cell] = {}
+    for hour, tool, bucket, n in (
+        hourly.annotate(bucket=duration_bucket())
+        .values_list("hour", "tool", "bucket")
+        .annotate(n=Count("id"))
+        .values_list("hour", "tool", "bucket", "n")
+    ):
+        cell = tools.setdefault((hour, tool), Cell(hour, "tool", tool))
+        cell.calls += n
+        cell.durations[bucket] = cell.durations.get(bucket, 0) + n
+    found = list(tools.values())
+    for dimension, column in COLUMNS.items():
+        found.extend(
+            Cell(hour, dimension, value, calls=n)
+            for hour, value, n in hourly.values_list("hour", column)
+            .annotate(n=Count("id"))
+            .values_list("hour", column, "n")
+        )
+    found.extend(
+        Cell(hour, "user", user=user, calls=n)
+        for hour, user, n in hourly.values_list("hour", "user")
+        .annotate(n=Count("id"))
+        .values_list("hour", "user", "n")
+    )
+    return found
