@@ -170,11 +170,16 @@ class KeyMemory:
     def run(self, pid: int, url: str, name: str) -> None:
         import redis
 
+        first = True
         while self.listening == (pid, url, name):
             try:
                 self.subscribe_and_drop(redis, url, name)
-            except (redis.RedisError, OSError):
-                logger.warning("key memory: Redis unreachable, memory cleared", exc_info=True)
+            except (redis.RedisError, OSError) as exc:
+                # An outage, not a bug: one line when a subscription is lost (or never
+                # made), not a traceback every second while Redis stays away.
+                if first or self.ready:
+                    logger.warning("key memory: Redis unreachable (%s), memory cleared", exc)
+            first = False
             self.clear(ready=False)
             time.sleep(1)
 
@@ -265,8 +270,8 @@ def _broadcast(url: str, digests: list[str], users: list[str]) -> bool:
             acknowledged += 1
         client.delete(ack)
         client.close()
-    except (redis.RedisError, OSError):
-        logger.warning("key memory: could not publish a key change", exc_info=True)
+    except (redis.RedisError, OSError) as exc:
+        logger.warning("key memory: could not publish a key change (%s)", exc)
         return False
     if acknowledged < listeners:
         logger.warning(
