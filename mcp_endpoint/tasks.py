@@ -323,12 +323,17 @@ class DjangoTaskEngine:
                 # A new run: the last one's heartbeat says nothing of it.
                 task.status = WORKING
                 task.heartbeat = None
+                # The run it starts links to this message's span (with OpenTelemetry).
+                update_trace = tracing.task_context()
+                if update_trace and isinstance(task.origin, dict):
+                    task.origin = {**task.origin, "update_trace": update_trace}
             task.save(
                 update_fields=[
                     "input_responses",
                     "input_requests",
                     "status",
                     "heartbeat",
+                    "origin",
                     "updated",
                 ]
             )
@@ -511,9 +516,15 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
 
     started = time.monotonic()
     try:
-        created_in = task.origin.get("trace") if isinstance(task.origin, dict) else None
+        origin = task.origin if isinstance(task.origin, dict) else {}
         result = tracing.task_tool(
-            endpoint.executor.run, tool, created_in, dict(task.arguments), context, keep
+            endpoint.executor.run,
+            tool,
+            origin.get("trace"),
+            dict(task.arguments),
+            context,
+            keep,
+            updated=origin.get("update_trace"),
         )
         if not kept and not keep(result):
             # A tool error, answered before the transaction, for a credential that no

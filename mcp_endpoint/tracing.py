@@ -165,7 +165,9 @@ def task_context() -> dict[str, str]:
     return carrier
 
 
-def task_tool(run: Callable[..., ToolResult], tool: Tool, kept: Any, *args: Any) -> ToolResult:
+def task_tool(
+    run: Callable[..., ToolResult], tool: Tool, kept: Any, *args: Any, updated: Any = None
+) -> ToolResult:
     """``run(tool, *args)`` on a task's worker, in an ``execute_tool`` span that belongs to
     the trace of the request that created the task.
 
@@ -180,17 +182,23 @@ def task_tool(run: Callable[..., ToolResult], tool: Tool, kept: Any, *args: Any)
     worker (a task framework's own instrumentation) is linked, as the HTTP span is for a
     message. Kept context that is missing or malformed is ignored: the run starts a trace
     of its own (or is a child of the worker's current span).
+
+    ``updated`` is what :func:`task_context` returned in the ``tasks/update`` that brought
+    the last answer a waiting task needed: the run it started links to that message too.
     """
     if trace is None:
         return run(tool, *args)
     creation = extract(strings(kept))
+    extra = [] if updated is None else [extract(strings(updated))]
+    also = [span_context(found) for found in extra if found is not None]
     if creation is None:
-        return traced_run(run, tool, args, [])
+        return traced_run(run, tool, args, [trace.Link(c) for c in also])
     created = span_context(creation)
     links = [trace.Link(created)]
     ambient = trace.get_current_span().get_span_context()
-    if ambient.is_valid and ambient.span_id != created.span_id:
-        links.append(trace.Link(ambient))
+    for other in [*also, ambient]:
+        if other.is_valid and all(other.span_id != link.context.span_id for link in links):
+            links.append(trace.Link(other))
     token = otel_context.attach(creation)
     try:
         return traced_run(run, tool, args, links)

@@ -24,7 +24,16 @@ from project.tracker.models import Project
 from tests.conftest import MCPClient
 from tests.test_modern import meta, result_of
 from tests.test_tasks import TASKS, TaskClient
-from tests.test_tracing import CLIENT_SPAN, CLIENT_TRACE, TRACEPARENT, hex_trace, named, spans
+from tests.test_tracing import (
+    CLIENT_SPAN,
+    CLIENT_TRACE,
+    HEADER_SPAN,
+    HEADER_TRACE,
+    TRACEPARENT,
+    hex_trace,
+    named,
+    spans,
+)
 
 __all__ = ["spans"]  # the fixture, shared with tests/test_tracing.py
 
@@ -226,3 +235,47 @@ def test_the_celery_backends_task_runs_in_the_creating_trace(
     assert message.context is not None and run.parent is not None
     assert hex_trace(run) == CLIENT_TRACE
     assert run.parent.span_id == message.context.span_id
+
+
+def test_a_run_started_by_tasks_update_links_to_that_message(
+    mcp_client: Callable[..., MCPClient], database_backend: None, spans: Any
+) -> None:
+    from tests.test_modern import FIXTURE
+    from tests.test_tasks import ELICIT
+
+    client = TaskClient(mcp_client(None, FIXTURE))
+    params = {
+        "name": "multi_input",
+        "arguments": {},
+        "_meta": meta(ELICIT, traceparent=TRACEPARENT),
+    }
+    task_id = result_of(client.post("tools/call", params, capabilities=ELICIT))["taskId"]
+    run_worker()
+    assert client.get(task_id, caps=ELICIT)["status"] == "input_required"
+    created = named(spans(), "tools/call multi_input")
+    # Answered from another trace: the client's update is a message of its own.
+    update_trace, update_span = HEADER_TRACE, HEADER_SPAN
+    answer = {"action": "accept", "content": {"name": "Ada"}}
+    params = {
+        "taskId": task_id,
+        "inputResponses": {"first": answer, "second": answer},
+        "_meta": meta(ELICIT, traceparent=f"00-{update_trace}-{update_span}-01"),
+    }
+    result_of(client.post("tasks/update", params, capabilities=ELICIT))
+    update = named(spans(), "tasks/update")
+    assert hex_trace(update) == update_trace
+    run_worker()
+    assert client.get(task_id, caps=ELICIT)["status"] == "completed"
+    runs = [s for s in spans() if s.name == "execute_tool multi_input"]
+    assert len(runs) == 2
+    rerun = runs[-1]
+    assert created.context is not None and update.context is not None
+    # Still in the creating request's trace, and linked to both messages.
+    assert hex_trace(rerun) == CLIENT_TRACE
+    assert rerun.parent is not None and rerun.parent.span_id == created.context.span_id
+    assert [link.context.span_id for link in rerun.links] == [
+        created.context.span_id,
+        update.context.span_id,
+    ]
+    # The first run, started by no update, links to the creating message alone.
+    assert [link.context.span_id for link in runs[0].links] == [created.context.span_id]
