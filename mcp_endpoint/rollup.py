@@ -19,10 +19,12 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any, Protocol
 
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Count, QuerySet, Sum
+from django.db.models.functions import ExtractMinute
 
 from mcp_endpoint.buckets import BucketIndex, duration_bucket
 from mcp_endpoint.models import ToolCall, ToolCallRollup
@@ -172,9 +174,14 @@ def own(rows: QuerySet[ToolCall], owner: Any) -> QuerySet[ToolCall]:
     return rows if owner is None else rows.filter(user__pk=owner)
 
 
-def counts(owner: Any, start: datetime, end: datetime) -> QuerySet[ToolCallRollup]:
-    rows = ToolCallRollup.objects.filter(start__gte=start, start__lt=end).order_by()
+def view(owner: Any) -> QuerySet[ToolCallRollup]:
+    """The counts of everyone's calls (``owner`` None) or of ``owner``'s own."""
+    rows = ToolCallRollup.objects.order_by()
     return rows.filter(owner__isnull=True) if owner is None else rows.filter(owner_id=owner)
+
+
+def counts(owner: Any, start: datetime, end: datetime) -> QuerySet[ToolCallRollup]:
+    return view(owner).filter(start__gte=start, start__lt=end)
 
 
 def count_hours(owner: Any, start: datetime, end: datetime) -> None:
@@ -188,18 +195,31 @@ def count_hours(owner: Any, start: datetime, end: datetime) -> None:
 
 
 def uncounted(owner: Any, start: datetime, end: datetime) -> list[datetime]:
-    """The hours from ``start`` not counted yet. Hours counted on another grid (in
-    another time zone) are forgotten: they would straddle this one's buckets."""
+    """The hours from ``start`` not counted yet for ``owner``'s view."""
+    forget_other_grids(owner, start)
     marked = set(
         counts(owner, start, end)
         .filter(dimension=ToolCallRollup.HOUR)
         .values_list("start", flat=True)
     )
-    astray = [mark for mark in marked if (mark - start) % HOUR]
-    if astray:
-        ToolCallRollup.objects.filter(start__in=astray).delete()
     hours = round((end - start) / HOUR)
     return [hour for hour in (start + HOUR * i for i in range(hours)) if hour not in marked]
+
+
+def forget_other_grids(owner: Any, start: datetime) -> None:
+    """Forget ``owner``'s view's hours counted on another grid than ``start``'s (read in a
+    time zone a fraction of an hour off this one): they would straddle this one's buckets.
+    All of them, not only the period's: one left before the period would overlap its first
+    hour, and be read beside it by a longer period."""
+    minute = start.astimezone(dt_timezone.utc).minute
+    rows = view(owner)
+    astray = (
+        rows.filter(dimension=ToolCallRollup.HOUR)
+        .alias(minute=ExtractMinute("start", tzinfo=dt_timezone.utc))
+        .exclude(minute=minute)
+    )
+    if astray.exists():  # a read that finds none writes nothing
+        rows.filter(start__in=astray.values("start")).delete()
 
 
 def runs(hours: list[datetime]) -> Iterator[tuple[datetime, int]]:
