@@ -23,7 +23,7 @@ from datetime import timezone as dt_timezone
 from typing import Any, Protocol
 
 from django.db import IntegrityError, connections, transaction
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, F, QuerySet, Sum
 from django.db.models.functions import ExtractMinute
 
 from mcp_endpoint.buckets import BucketIndex, duration_bucket
@@ -235,33 +235,68 @@ def runs(hours: list[datetime]) -> Iterator[tuple[datetime, int]]:
 
 
 def count(owner: Any, first: datetime, hours: int) -> None:
-    """Count ``hours`` hours from ``first``: marks first, then their calls."""
+    """Count ``hours`` hours from ``first``: marks first, then their calls, each column's
+    counts in one ``INSERT ... SELECT`` the database runs (no call-log row is read here)."""
     rows = own(ToolCall.objects.filter(created__gte=first, created__lt=first + HOUR * hours), owner)
     try:
-        with transaction.atomic():
-            ToolCallRollup.objects.bulk_create(
+        with transaction.atomic(using=rows.db):
+            # Before anything is read: a delete of call-log rows waits for these counts
+            # (and forgets them), or these counts wait for the delete (and miss its rows).
+            ToolCallRollup.lock(rows.db)
+            ToolCallRollup.objects.using(rows.db).bulk_create(
                 ToolCallRollup(
                     start=first + HOUR * i, owner_id=owner, dimension=ToolCallRollup.HOUR
                 )
                 for i in range(hours)
             )
-            ToolCallRollup.objects.bulk_create(
-                (
-                    ToolCallRollup(
-                        start=first + HOUR * min(max(cell.hour, 0), hours - 1),
-                        owner_id=owner,
-                        dimension=cell.dimension,
-                        value=cell.value,
-                        user_id=cell.user,
-                        calls=cell.calls,
-                        durations={str(b): n for b, n in cell.durations.items()},
-                    )
-                    for cell in cells(rows, first)
-                ),
-                batch_size=1000,
-            )
+            with connections[rows.db].cursor() as cursor:
+                for sql, params in counting(rows, owner, first, hours):
+                    cursor.execute(sql, params)
     except IntegrityError:
         pass  # another reader counted some of these hours meanwhile: its counts are read
+
+
+def counting(
+    rows: QuerySet[ToolCall], owner: Any, first: datetime, hours: int
+) -> Iterator[tuple[str, list[Any]]]:
+    """The ``INSERT ... SELECT`` statements that count ``rows`` into ``hours`` hours from
+    ``first``: the grouped queries are the ORM's, the database adds up and inserts."""
+    connection = connections[rows.db]
+    table = connection.ops.quote_name(ToolCallRollup._meta.db_table)
+    columns = ", ".join(
+        connection.ops.quote_name(column)
+        for column in ("start", "owner_id", "dimension", "value", "user_id", "calls", "durations")
+    )
+    # The hour's index, kept in the chunk whatever the rounding of the arithmetic.
+    if connection.vendor == "postgresql":
+        index = f"LEAST(GREATEST(g.hour, 0), {hours - 1})"
+        start = f"(%s::timestamptz + {index} * INTERVAL '1 hour')"
+        histogram = "jsonb_object_agg(g.bucket::text, g.n)"
+    else:
+        index = f"MIN(MAX(g.hour, 0), {hours - 1})"
+        start = f"datetime(%s, '+' || {index} || ' hours')"
+        histogram = "json_group_object(g.bucket, g.n)"
+    into = f"INSERT INTO {table} ({columns}) SELECT {start}, %s, %s"
+    head = [connection.ops.adapt_datetimefield_value(first), owner]
+    hourly = rows.order_by().annotate(hour=BucketIndex("created", first, 3600))
+    per_tool = (
+        hourly.annotate(v=F("tool"), bucket=duration_bucket())
+        .values_list("hour", "v", "bucket")
+        .annotate(n=Count("id"))
+    )
+    inner, params = per_tool.query.sql_with_params()
+    yield (
+        f"{into}, g.v, NULL, SUM(g.n), {histogram} FROM ({inner}) g GROUP BY g.hour, g.v",
+        [*head, "tool", *params],
+    )
+    for dimension, column in (*COLUMNS.items(), ("user", "user")):
+        grouped = hourly.annotate(v=F(column)).values_list("hour", "v").annotate(n=Count("id"))
+        inner, params = grouped.query.sql_with_params()
+        value, user = ("''", "g.v") if dimension == "user" else ("g.v", "NULL")
+        yield (
+            f"{into}, {value}, {user}, g.n, '{{}}' FROM ({inner}) g",
+            [*head, dimension, *params],
+        )
 
 
 def cells(rows: QuerySet[ToolCall], origin: datetime) -> list[Cell]:

@@ -192,3 +192,62 @@ def test_hours_counted_in_another_time_zone_are_counted_again(alice: Any) -> Non
         assert_same(figures, found, window)
         starts = ToolCallRollup.objects.values_list("start", flat=True)
         assert {(start - window.start) % rollup.HOUR for start in starts} == {timedelta(0)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_racing_a_first_read_leaves_no_hour_miscounted(alice: Any, bob: Any) -> None:
+    """A reader counts the hours (not committed yet) while a delete of some of their rows
+    runs on another connection: the delete waits for the counts and forgets them, or the
+    counts would hold rows that are gone (the delete finding no counts to forget)."""
+    if connection.vendor == "sqlite":
+        pytest.skip("the tests' SQLite database is in memory, one connection at a time")
+    now = timezone.now()
+    seed(now, [alice, bob])
+    window = overview.Interval.ending_now(overview.choose_period("7d"), now)
+    counted, go, deleted = threading.Event(), threading.Event(), threading.Event()
+    table = ToolCallRollup._meta.db_table
+
+    def pause_after_counting(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        if sql.startswith(f'INSERT INTO "{table}"') and "GROUP BY" in sql and not go.is_set():
+            counted.set()  # the rows are read, the counts not committed yet
+            go.wait(30)
+        return result
+
+    def first_read() -> None:
+        try:
+            with connection.execute_wrapper(pause_after_counting):
+                overview.overview(window, None, now)
+        finally:
+            counted.set()
+            connection.close()
+
+    def delete() -> None:
+        try:
+            old = ToolCall.objects.filter(created__lt=now - timedelta(hours=3))
+            chosen = list(old.order_by("created").values_list("pk", flat=True)[::5])
+            ToolCall.objects.filter(pk__in=chosen).delete()
+        finally:
+            deleted.set()
+            connection.close()
+
+    reader = threading.Thread(target=first_read)
+    reader.start()
+    assert counted.wait(30)
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    # Until the delete is done, or waits for the reader's lock: then the reader commits.
+    with connection.cursor() as cursor:
+        for _ in range(600):
+            if deleted.wait(0.05):
+                break
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            )
+            if cursor.fetchone()[0]:
+                break
+    go.set()
+    reader.join()
+    deleter.join()
+    assert ToolCall.objects.count() < 400
+    assert_same(*read("7d", None, now)[1], window)
