@@ -36,6 +36,8 @@ SETTLE = timedelta(minutes=5)
 # Hours counted per transaction: short enough not to hold SQLite's write lock for long.
 CHUNK_HOURS = 24 * 7
 # The columns counted, beside the tool, and the dimension each is counted under.
+# The databases whose arithmetic the counting has (mcp_endpoint.buckets).
+VENDORS = ("postgresql", "sqlite")
 COLUMNS = {"outcome": "outcome", "client": "client_name", "credential": "credential"}
 
 
@@ -184,14 +186,24 @@ def counts(owner: Any, start: datetime, end: datetime) -> QuerySet[ToolCallRollu
     return view(owner).filter(start__gte=start, start__lt=end)
 
 
-def count_hours(owner: Any, start: datetime, end: datetime) -> None:
-    """Count the hours from ``start`` to ``end`` not counted yet for ``owner``'s view."""
-    for _attempt in range(3):
+def count_hours(owner: Any, start: datetime, end: datetime) -> int:
+    """Count the hours from ``start`` to ``end`` not counted yet for ``owner``'s view; how
+    many were not."""
+    found = 0
+    for attempt in range(3):
         missing = uncounted(owner, start, end)
         if not missing:
-            return
+            break
+        found = found if attempt else len(missing)
         for first, hours in runs(missing):
             count(owner, first, hours)
+    return found
+
+
+def count_ahead(window: Window, now: datetime) -> int:
+    """Count the closed hours of ``window`` for everyone's view (a superuser's), before
+    anyone reads it: how many were not counted yet."""
+    return count_hours(None, window.start, counted_until(window, now))
 
 
 def uncounted(owner: Any, start: datetime, end: datetime) -> list[datetime]:

@@ -170,6 +170,26 @@ def test_pruning_recounts_the_hour_it_cuts(alice: Any, bob: Any, viewer: Any) ->
             assert_same(figures, found, window, owner)
 
 
+def test_pruning_counts_the_longest_period_ahead_of_its_first_read(alice: Any) -> None:
+    now = timezone.now()
+    seed(now, [alice])
+    out = io.StringIO()
+    call_command("mcp_prune_calls", "--days", "2", "--no-count", stdout=out)
+    assert not ToolCallRollup.objects.exists()
+    call_command("mcp_prune_calls", "--days", "2", stdout=out)
+    window = overview.Interval.ending_now(overview.choose_period("90d"), now)
+    hours = round((rollup.counted_until(window, timezone.now()) - window.start) / rollup.HOUR)
+    assert out.getvalue().splitlines()[-1] == (
+        f"Counted {hours} hour(s) of the call log for the overview."
+    )
+    marks = ToolCallRollup.objects.filter(dimension=ToolCallRollup.HOUR, owner__isnull=True)
+    assert marks.count() == hours
+    before = ToolCallRollup.objects.count()
+    window, (figures, found) = read("90d", None, now)
+    assert ToolCallRollup.objects.count() == before  # the read counted nothing more
+    assert_same(figures, found, window)
+
+
 def test_a_deleted_user_s_calls_count_as_nobody_s(alice: Any, bob: Any) -> None:
     now = timezone.now()
     seed(now, [alice, bob])
