@@ -341,7 +341,8 @@ class ToolCallRollup(models.Model):
     hour as counted, and one row per tool, outcome, client, credential and user holds its
     calls; a tool's row also holds its calls per duration bucket
     (:mod:`mcp_endpoint.buckets`). Deleting call-log rows deletes the counts of their
-    hours, which are counted again from the rows left when next read.
+    hours, which are counted again from the rows left when next read; counting and deleting
+    take one lock (:meth:`lock`), so neither runs in the middle of the other.
     """
 
     HOUR = "hour"

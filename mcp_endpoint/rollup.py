@@ -1,16 +1,25 @@
 """The call log counted per hour, so that the overview's cost follows hours, not rows.
 
 An hour is counted once it is closed (ended :data:`SETTLE` ago, so that a call recorded
-late is in it), on the first overview read that needs it, for the calls that read may see:
-everyone's (a superuser) or one staff member's own. The counts are
-:class:`~mcp_endpoint.models.ToolCallRollup` rows: per tool (with its calls per duration
-bucket), outcome, client, credential and user. The hours not closed yet are read from the
-call log itself. Nothing of this runs when a tool is called.
+late is in it), on the first overview read that needs it (or ahead of it, by
+``mcp_prune_calls``), for the calls that read may see: everyone's (a superuser) or one
+staff member's own. The counts are :class:`~mcp_endpoint.models.ToolCallRollup` rows: per
+tool (with its calls per duration bucket), outcome, client, credential and user. The
+database counts them itself, one ``INSERT ... SELECT`` per column over the ORM's grouped
+query: no call-log row comes to Python. The hours not closed yet are read from the call
+log itself. Nothing of this runs when a tool is called.
 
-An hour is counted in one transaction that first marks it (a unique row): a second reader
-counting the same hours at the same time fails on the mark, and reads the first one's
-counts instead. Deleting call-log rows (the retention, the admin) deletes the counts of
-their hours, which are then counted again from what is left.
+Hours are counted on the grid of the time zone they are read in; a read in a zone a
+fraction of an hour off forgets the view's hours of the other grid, all of them, and counts
+its own.
+
+An hour is counted in one transaction that first takes the call log's counting lock
+(:meth:`~mcp_endpoint.models.ToolCallRollup.lock`), then marks it (a unique row): a second
+reader counting the same hours waits, fails on the mark, and reads the first one's counts.
+Deleting call-log rows (the retention, the admin) takes the same lock, then deletes the
+counts of their hours, which are counted again from what is left: so a delete either
+comes before a count (which then misses its rows) or after it (and forgets its counts),
+never in the middle.
 """
 
 from __future__ import annotations
