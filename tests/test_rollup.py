@@ -262,7 +262,9 @@ def test_a_delete_racing_a_first_read_leaves_no_hour_miscounted(alice: Any, bob:
             if deleted.wait(0.05):
                 break
             cursor.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                "WHERE l.locktype = 'advisory' AND NOT l.granted "
+                "AND d.datname = current_database()"
             )
             if cursor.fetchone()[0]:
                 break
