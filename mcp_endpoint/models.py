@@ -253,6 +253,7 @@ class ToolCallQuerySet(models.QuerySet["ToolCall"]):
         """Delete the rows, and the overview's counts of the hours they were in (in the
         same transaction), so that those hours are counted again from what is left."""
         with transaction.atomic(using=self.db):
+            ToolCallRollup.lock(self.db)
             ToolCallRollup.forget_hours_of(self)
             return super().delete()
 
@@ -322,8 +323,14 @@ class ToolCall(models.Model):
     def delete(self, using: Any = None, keep_parents: bool = False) -> tuple[int, dict[str, int]]:
         using = using or router.db_for_write(type(self), instance=self)
         with transaction.atomic(using=using):
+            ToolCallRollup.lock(using)
             ToolCallRollup.forget_hours_of(ToolCall.objects.using(using).filter(pk=self.pk))
             return super().delete(using=using, keep_parents=keep_parents)
+
+
+# The key of the PostgreSQL advisory lock that counting the call log and deleting from it
+# take (ToolCallRollup.lock): any number, the same in every process of the host.
+COUNTING_LOCK = int.from_bytes(hashlib.sha256(b"mcp_endpoint.toolcallrollup").digest()[:4], "big")
 
 
 class ToolCallRollup(models.Model):
@@ -334,7 +341,8 @@ class ToolCallRollup(models.Model):
     hour as counted, and one row per tool, outcome, client, credential and user holds its
     calls; a tool's row also holds its calls per duration bucket
     (:mod:`mcp_endpoint.buckets`). Deleting call-log rows deletes the counts of their
-    hours, which are counted again from the rows left when next read.
+    hours, which are counted again from the rows left when next read; counting and deleting
+    take one lock (:meth:`lock`), so neither runs in the middle of the other.
     """
 
     HOUR = "hour"
@@ -378,6 +386,24 @@ class ToolCallRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.start:%Y-%m-%d %H:%M} {self.dimension} {self.value}"
+
+    @classmethod
+    def lock(cls, using: str) -> None:
+        """Take the call log's counting lock, to the end of the transaction (inside one).
+
+        Counting hours and deleting call-log rows both take it before they read or write
+        the log or its counts, so one waits for the other: a delete never runs between a
+        count's reading of the rows and its commit, unseen by both. On PostgreSQL it is an
+        advisory lock of one key; on SQLite a write that changes nothing, which holds the
+        database's write lock (one writer at a time) to the end of the transaction.
+        """
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [COUNTING_LOCK])
+            elif connection.vendor == "sqlite":
+                table = connection.ops.quote_name(cls._meta.db_table)
+                cursor.execute(f"UPDATE {table} SET calls = calls WHERE 1 = 0")
 
     @classmethod
     def forget_hours_of(cls, rows: QuerySet[ToolCall]) -> int:

@@ -1,16 +1,25 @@
 """The call log counted per hour, so that the overview's cost follows hours, not rows.
 
 An hour is counted once it is closed (ended :data:`SETTLE` ago, so that a call recorded
-late is in it), on the first overview read that needs it, for the calls that read may see:
-everyone's (a superuser) or one staff member's own. The counts are
-:class:`~mcp_endpoint.models.ToolCallRollup` rows: per tool (with its calls per duration
-bucket), outcome, client, credential and user. The hours not closed yet are read from the
-call log itself. Nothing of this runs when a tool is called.
+late is in it), on the first overview read that needs it (or ahead of it, by
+``mcp_prune_calls``), for the calls that read may see: everyone's (a superuser) or one
+staff member's own. The counts are :class:`~mcp_endpoint.models.ToolCallRollup` rows: per
+tool (with its calls per duration bucket), outcome, client, credential and user. The
+database counts them itself, one ``INSERT ... SELECT`` per column over the ORM's grouped
+query: no call-log row comes to Python. The hours not closed yet are read from the call
+log itself. Nothing of this runs when a tool is called.
 
-An hour is counted in one transaction that first marks it (a unique row): a second reader
-counting the same hours at the same time fails on the mark, and reads the first one's
-counts instead. Deleting call-log rows (the retention, the admin) deletes the counts of
-their hours, which are then counted again from what is left.
+Hours are counted on the grid of the time zone they are read in; a read in a zone a
+fraction of an hour off forgets the view's hours of the other grid, all of them, and counts
+its own.
+
+An hour is counted in one transaction that first takes the call log's counting lock
+(:meth:`~mcp_endpoint.models.ToolCallRollup.lock`), then marks it (a unique row): a second
+reader counting the same hours waits, fails on the mark, and reads the first one's counts.
+Deleting call-log rows (the retention, the admin) takes the same lock, then deletes the
+counts of their hours, which are counted again from what is left: so a delete either
+comes before a count (which then misses its rows) or after it (and forgets its counts),
+never in the middle.
 """
 
 from __future__ import annotations
@@ -19,10 +28,12 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any, Protocol
 
 from django.db import IntegrityError, connections, transaction
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, F, QuerySet, Sum
+from django.db.models.functions import ExtractMinute
 
 from mcp_endpoint.buckets import BucketIndex, duration_bucket
 from mcp_endpoint.models import ToolCall, ToolCallRollup
@@ -34,6 +45,8 @@ SETTLE = timedelta(minutes=5)
 # Hours counted per transaction: short enough not to hold SQLite's write lock for long.
 CHUNK_HOURS = 24 * 7
 # The columns counted, beside the tool, and the dimension each is counted under.
+# The databases whose arithmetic the counting has (mcp_endpoint.buckets).
+VENDORS = ("postgresql", "sqlite")
 COLUMNS = {"outcome": "outcome", "client": "client_name", "credential": "credential"}
 
 
@@ -172,34 +185,62 @@ def own(rows: QuerySet[ToolCall], owner: Any) -> QuerySet[ToolCall]:
     return rows if owner is None else rows.filter(user__pk=owner)
 
 
-def counts(owner: Any, start: datetime, end: datetime) -> QuerySet[ToolCallRollup]:
-    rows = ToolCallRollup.objects.filter(start__gte=start, start__lt=end).order_by()
+def view(owner: Any) -> QuerySet[ToolCallRollup]:
+    """The counts of everyone's calls (``owner`` None) or of ``owner``'s own."""
+    rows = ToolCallRollup.objects.order_by()
     return rows.filter(owner__isnull=True) if owner is None else rows.filter(owner_id=owner)
 
 
-def count_hours(owner: Any, start: datetime, end: datetime) -> None:
-    """Count the hours from ``start`` to ``end`` not counted yet for ``owner``'s view."""
-    for _attempt in range(3):
+def counts(owner: Any, start: datetime, end: datetime) -> QuerySet[ToolCallRollup]:
+    return view(owner).filter(start__gte=start, start__lt=end)
+
+
+def count_hours(owner: Any, start: datetime, end: datetime) -> int:
+    """Count the hours from ``start`` to ``end`` not counted yet for ``owner``'s view; how
+    many were not."""
+    found = 0
+    for attempt in range(3):
         missing = uncounted(owner, start, end)
         if not missing:
-            return
+            break
+        found = found if attempt else len(missing)
         for first, hours in runs(missing):
             count(owner, first, hours)
+    return found
+
+
+def count_ahead(window: Window, now: datetime) -> int:
+    """Count the closed hours of ``window`` for everyone's view (a superuser's), before
+    anyone reads it: how many were not counted yet."""
+    return count_hours(None, window.start, counted_until(window, now))
 
 
 def uncounted(owner: Any, start: datetime, end: datetime) -> list[datetime]:
-    """The hours from ``start`` not counted yet. Hours counted on another grid (in
-    another time zone) are forgotten: they would straddle this one's buckets."""
+    """The hours from ``start`` not counted yet for ``owner``'s view."""
+    forget_other_grids(owner, start)
     marked = set(
         counts(owner, start, end)
         .filter(dimension=ToolCallRollup.HOUR)
         .values_list("start", flat=True)
     )
-    astray = [mark for mark in marked if (mark - start) % HOUR]
-    if astray:
-        ToolCallRollup.objects.filter(start__in=astray).delete()
     hours = round((end - start) / HOUR)
     return [hour for hour in (start + HOUR * i for i in range(hours)) if hour not in marked]
+
+
+def forget_other_grids(owner: Any, start: datetime) -> None:
+    """Forget ``owner``'s view's hours counted on another grid than ``start``'s (read in a
+    time zone a fraction of an hour off this one): they would straddle this one's buckets.
+    All of them, not only the period's: one left before the period would overlap its first
+    hour, and be read beside it by a longer period."""
+    minute = start.astimezone(dt_timezone.utc).minute
+    rows = view(owner)
+    astray = (
+        rows.filter(dimension=ToolCallRollup.HOUR)
+        .alias(minute=ExtractMinute("start", tzinfo=dt_timezone.utc))
+        .exclude(minute=minute)
+    )
+    if astray.exists():  # a read that finds none writes nothing
+        rows.filter(start__in=astray.values("start")).delete()
 
 
 def runs(hours: list[datetime]) -> Iterator[tuple[datetime, int]]:
@@ -215,33 +256,68 @@ def runs(hours: list[datetime]) -> Iterator[tuple[datetime, int]]:
 
 
 def count(owner: Any, first: datetime, hours: int) -> None:
-    """Count ``hours`` hours from ``first``: marks first, then their calls."""
+    """Count ``hours`` hours from ``first``: marks first, then their calls, each column's
+    counts in one ``INSERT ... SELECT`` the database runs (no call-log row is read here)."""
     rows = own(ToolCall.objects.filter(created__gte=first, created__lt=first + HOUR * hours), owner)
     try:
-        with transaction.atomic():
-            ToolCallRollup.objects.bulk_create(
+        with transaction.atomic(using=rows.db):
+            # Before anything is read: a delete of call-log rows waits for these counts
+            # (and forgets them), or these counts wait for the delete (and miss its rows).
+            ToolCallRollup.lock(rows.db)
+            ToolCallRollup.objects.using(rows.db).bulk_create(
                 ToolCallRollup(
                     start=first + HOUR * i, owner_id=owner, dimension=ToolCallRollup.HOUR
                 )
                 for i in range(hours)
             )
-            ToolCallRollup.objects.bulk_create(
-                (
-                    ToolCallRollup(
-                        start=first + HOUR * min(max(cell.hour, 0), hours - 1),
-                        owner_id=owner,
-                        dimension=cell.dimension,
-                        value=cell.value,
-                        user_id=cell.user,
-                        calls=cell.calls,
-                        durations={str(b): n for b, n in cell.durations.items()},
-                    )
-                    for cell in cells(rows, first)
-                ),
-                batch_size=1000,
-            )
+            with connections[rows.db].cursor() as cursor:
+                for sql, params in counting(rows, owner, first, hours):
+                    cursor.execute(sql, params)
     except IntegrityError:
         pass  # another reader counted some of these hours meanwhile: its counts are read
+
+
+def counting(
+    rows: QuerySet[ToolCall], owner: Any, first: datetime, hours: int
+) -> Iterator[tuple[str, list[Any]]]:
+    """The ``INSERT ... SELECT`` statements that count ``rows`` into ``hours`` hours from
+    ``first``: the grouped queries are the ORM's, the database adds up and inserts."""
+    connection = connections[rows.db]
+    table = connection.ops.quote_name(ToolCallRollup._meta.db_table)
+    columns = ", ".join(
+        connection.ops.quote_name(column)
+        for column in ("start", "owner_id", "dimension", "value", "user_id", "calls", "durations")
+    )
+    # The hour's index, kept in the chunk whatever the rounding of the arithmetic.
+    if connection.vendor == "postgresql":
+        index = f"LEAST(GREATEST(g.hour, 0), {hours - 1})"
+        start = f"(%s::timestamptz + {index} * INTERVAL '1 hour')"
+        histogram = "jsonb_object_agg(g.bucket::text, g.n)"
+    else:
+        index = f"MIN(MAX(g.hour, 0), {hours - 1})"
+        start = f"datetime(%s, '+' || {index} || ' hours')"
+        histogram = "json_group_object(g.bucket, g.n)"
+    into = f"INSERT INTO {table} ({columns}) SELECT {start}, %s, %s"
+    head = [connection.ops.adapt_datetimefield_value(first), owner]
+    hourly = rows.order_by().annotate(hour=BucketIndex("created", first, 3600))
+    per_tool = (
+        hourly.annotate(v=F("tool"), bucket=duration_bucket())
+        .values_list("hour", "v", "bucket")
+        .annotate(n=Count("id"))
+    )
+    inner, params = per_tool.query.sql_with_params()
+    yield (
+        f"{into}, g.v, NULL, SUM(g.n), {histogram} FROM ({inner}) g GROUP BY g.hour, g.v",
+        [*head, "tool", *params],
+    )
+    for dimension, column in (*COLUMNS.items(), ("user", "user")):
+        grouped = hourly.annotate(v=F(column)).values_list("hour", "v").annotate(n=Count("id"))
+        inner, params = grouped.query.sql_with_params()
+        value, user = ("''", "g.v") if dimension == "user" else ("g.v", "NULL")
+        yield (
+            f"{into}, {value}, {user}, g.n, '{{}}' FROM ({inner}) g",
+            [*head, dimension, *params],
+        )
 
 
 def cells(rows: QuerySet[ToolCall], origin: datetime) -> list[Cell]:

@@ -6,6 +6,7 @@ import io
 import random
 import threading
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any
 
 import pytest
@@ -169,6 +170,26 @@ def test_pruning_recounts_the_hour_it_cuts(alice: Any, bob: Any, viewer: Any) ->
             assert_same(figures, found, window, owner)
 
 
+def test_pruning_counts_the_longest_period_ahead_of_its_first_read(alice: Any) -> None:
+    now = timezone.now()
+    seed(now, [alice])
+    out = io.StringIO()
+    call_command("mcp_prune_calls", "--days", "2", "--no-count", stdout=out)
+    assert not ToolCallRollup.objects.exists()
+    call_command("mcp_prune_calls", "--days", "2", stdout=out)
+    window = overview.Interval.ending_now(overview.choose_period("90d"), now)
+    hours = round((rollup.counted_until(window, timezone.now()) - window.start) / rollup.HOUR)
+    assert out.getvalue().splitlines()[-1] == (
+        f"Counted {hours} hour(s) of the call log for the overview."
+    )
+    marks = ToolCallRollup.objects.filter(dimension=ToolCallRollup.HOUR, owner__isnull=True)
+    assert marks.count() == hours
+    before = ToolCallRollup.objects.count()
+    window, (figures, found) = read("90d", None, now)
+    assert ToolCallRollup.objects.count() == before  # the read counted nothing more
+    assert_same(figures, found, window)
+
+
 def test_a_deleted_user_s_calls_count_as_nobody_s(alice: Any, bob: Any) -> None:
     now = timezone.now()
     seed(now, [alice, bob])
@@ -180,7 +201,10 @@ def test_a_deleted_user_s_calls_count_as_nobody_s(alice: Any, bob: Any) -> None:
 
 
 def test_hours_counted_in_another_time_zone_are_counted_again(alice: Any) -> None:
-    now = timezone.now()
+    # At 20:10 UTC it is already tomorrow in Kolkata: its 7 days start after UTC's, and
+    # the UTC hours before them must be forgotten too (whatever the hour the test runs at).
+    now = timezone.now().astimezone(dt_timezone.utc) - timedelta(days=1)
+    now = now.replace(hour=20, minute=10)
     seed(now, [alice])
     read("7d", None, now)
     with timezone.override("Asia/Kolkata"):  # half an hour off the other's hours
@@ -188,3 +212,64 @@ def test_hours_counted_in_another_time_zone_are_counted_again(alice: Any) -> Non
         assert_same(figures, found, window)
         starts = ToolCallRollup.objects.values_list("start", flat=True)
         assert {(start - window.start) % rollup.HOUR for start in starts} == {timedelta(0)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_racing_a_first_read_leaves_no_hour_miscounted(alice: Any, bob: Any) -> None:
+    """A reader counts the hours (not committed yet) while a delete of some of their rows
+    runs on another connection: the delete waits for the counts and forgets them, or the
+    counts would hold rows that are gone (the delete finding no counts to forget)."""
+    if connection.vendor == "sqlite":
+        pytest.skip("the tests' SQLite database is in memory, one connection at a time")
+    now = timezone.now()
+    seed(now, [alice, bob])
+    window = overview.Interval.ending_now(overview.choose_period("7d"), now)
+    counted, go, deleted = threading.Event(), threading.Event(), threading.Event()
+    table = ToolCallRollup._meta.db_table
+
+    def pause_after_counting(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        if sql.startswith(f'INSERT INTO "{table}"') and "GROUP BY" in sql and not go.is_set():
+            counted.set()  # the rows are read, the counts not committed yet
+            go.wait(30)
+        return result
+
+    def first_read() -> None:
+        try:
+            with connection.execute_wrapper(pause_after_counting):
+                overview.overview(window, None, now)
+        finally:
+            counted.set()
+            connection.close()
+
+    def delete() -> None:
+        try:
+            old = ToolCall.objects.filter(created__lt=now - timedelta(hours=3))
+            chosen = list(old.order_by("created").values_list("pk", flat=True)[::5])
+            ToolCall.objects.filter(pk__in=chosen).delete()
+        finally:
+            deleted.set()
+            connection.close()
+
+    reader = threading.Thread(target=first_read)
+    reader.start()
+    assert counted.wait(30)
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    # Until the delete is done, or waits for the reader's lock: then the reader commits.
+    with connection.cursor() as cursor:
+        for _ in range(600):
+            if deleted.wait(0.05):
+                break
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                "WHERE l.locktype = 'advisory' AND NOT l.granted "
+                "AND d.datname = current_database()"
+            )
+            if cursor.fetchone()[0]:
+                break
+    go.set()
+    reader.join()
+    deleter.join()
+    assert ToolCall.objects.count() < 400
+    assert_same(*read("7d", None, now)[1], window)

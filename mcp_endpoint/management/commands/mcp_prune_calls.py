@@ -1,7 +1,9 @@
 """``manage.py mcp_prune_calls``: delete call-log rows older than ``LOG_RETENTION_DAYS``.
 
 Run it daily (cron, a systemd timer, the host's task queue); ``--days`` overrides the
-setting for one run.
+setting for one run. It then counts the hours of the admin overview's longest period that
+are not counted yet (everyone's calls, in the current time zone), so that the first look
+at the overview does not wait for them; ``--no-count`` leaves them to that first look.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.utils import timezone
 
+from mcp_endpoint import overview, rollup
 from mcp_endpoint.calllog import prune
 from mcp_endpoint.conf import mcp_settings
 
@@ -22,13 +27,28 @@ class Command(BaseCommand):
             "--days", type=int, default=None, help="Keep this many days instead of the setting."
         )
         parser.add_argument("--database", default=None, help="The database alias to prune.")
+        parser.add_argument(
+            "--no-count",
+            action="store_true",
+            help="Leave the overview's hours to be counted when it is first read.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         days = options["days"] if options["days"] is not None else mcp_settings.LOG_RETENTION_DAYS
+        if days is not None and days < 0:
+            raise CommandError("--days must be 0 or more.")
         if days is None:
             self.stdout.write("LOG_RETENTION_DAYS is None: the call log is kept in full.")
+        else:
+            deleted = prune(days, using=options["database"])
+            self.stdout.write(f"Deleted {deleted} tool call(s) older than {days} day(s).")
+        if options["no_count"]:
             return
-        if days < 0:
-            raise CommandError("--days must be 0 or more.")
-        deleted = prune(days, using=options["database"])
-        self.stdout.write(f"Deleted {deleted} tool call(s) older than {days} day(s).")
+        # The overview reads the default database, and counts hours on these two only.
+        using = options["database"] or DEFAULT_DB_ALIAS
+        if using != DEFAULT_DB_ALIAS or connections[using].vendor not in rollup.VENDORS:
+            return
+        now = timezone.now()
+        longest = max(overview.PERIODS, key=lambda period: period.length)
+        counted = rollup.count_ahead(overview.Interval.ending_now(longest, now), now)
+        self.stdout.write(f"Counted {counted} hour(s) of the call log for the overview.")
