@@ -328,7 +328,10 @@ class Endpoint:
         """A client's choice of toolsets and read-only mode, from the text it sent in the
         URL or headers; :class:`~mcp_endpoint.toolsets.SelectionError` when it is
         malformed or names a toolset this endpoint does not have."""
-        return parse_selection(toolsets, read_only, self.toolsets())
+        # The toolsets are counted over every tool, so only when a client names some: most
+        # requests name none, and each would pay for the count twice (URL and headers).
+        named = toolsets is not None and bool(toolsets.strip())
+        return parse_selection(toolsets, read_only, self.toolsets() if named else ())
 
     # -- serving -------------------------------------------------------------------------
 

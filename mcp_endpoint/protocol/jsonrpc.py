@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import secrets
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -203,18 +202,17 @@ class Encoded(dict[str, Any]):
     """A JSON object that carries its own encoding, made once (a tool's descriptor, say).
 
     :func:`dumps` splices the text into the answer instead of encoding the object again on
-    every request; anything else that reads it sees an ordinary dict.
+    every request; anything else that reads it sees an ordinary dict. ``text``, when given,
+    is the object's JSON as another encoder wrote it (the REST API's answer, which a tool
+    result carries as it is): valid JSON on one line (SSE sends an answer as one ``data:``
+    line), with no NaN or Infinity, which no JSON parser reads.
     """
 
     __slots__ = ("text",)
 
-    def __init__(self, value: dict[str, Any]) -> None:
+    def __init__(self, value: dict[str, Any], text: str | None = None) -> None:
         super().__init__(value)
-        self.text = encode(value)
-
-
-# A string no answer can contain by accident: NUL characters and a per-process secret.
-_SPLICE = f"\x00{secrets.token_hex(8)}:"
+        self.text = encode(value) if text is None else text
 
 
 def encode(value: Any) -> str:
@@ -232,23 +230,26 @@ def encode(value: Any) -> str:
 
 
 def dumps(message: Any) -> str:
-    """A message as compact JSON, with lists of :class:`Encoded` items spliced in as text."""
+    """A message as compact JSON, with :class:`Encoded` values of its result (and lists of
+    them) spliced in as the text they carry."""
     result = message.get("result") if isinstance(message, dict) else None
-    pieces: dict[str, str] = {}
-    if isinstance(result, dict):
-        for key, value in result.items():
-            if isinstance(value, list) and value and all(type(v) is Encoded for v in value):
-                pieces[key] = "[" + ",".join(v.text for v in value) + "]"
-    if not pieces or not isinstance(result, dict):
+    if not isinstance(result, dict):
         return encode(message)
-    shallow = {
-        **message,
-        "result": {k: (_SPLICE + k if k in pieces else v) for k, v in result.items()},
-    }
-    text = encode(shallow)
-    for key, piece in pieces.items():
-        text = text.replace(encode(_SPLICE + key), piece, 1)
-    return text
+    pieces: dict[str, orjson.Fragment] = {}
+    for key, value in result.items():
+        if type(value) is Encoded:
+            pieces[key] = orjson.Fragment(value.text)
+        elif isinstance(value, list) and value and all(type(v) is Encoded for v in value):
+            pieces[key] = orjson.Fragment("[" + ",".join(v.text for v in value) + "]")
+    if not pieces:
+        return encode(message)
+    shallow = {**message, "result": {**result, **pieces}}
+    try:
+        return orjson.dumps(shallow, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        # What orjson refuses elsewhere in the answer: the whole of it by the standard
+        # library, which encodes the objects themselves.
+        return encode(message)
 
 
 def _default(value: Any) -> Any:

@@ -14,6 +14,7 @@ from django.http import HttpResponseBase, StreamingHttpResponse
 
 from mcp_endpoint import client_logging
 from mcp_endpoint.protocol.content import EmbeddedResource, ResourceContents, Text, ToolResult
+from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.rest_framework.descriptions import counted
 from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
@@ -58,14 +59,15 @@ def result_from(
     ):
         # A page, a file or a download (a FileResponse, say), whatever the renderers.
         return file_success(response, media or spec.media_type, uri, max_bytes)
-    data = rest_json(response, media)
+    data, text = rest_json(response, media)
     if 200 <= status < 300:
-        return success(spec, status, data, kwargs, max_items)
+        return success(spec, status, data, kwargs, max_items, text)
     raise error_from(spec, status, data, response, credential, refusal)
 
 
-def rest_json(response: HttpResponseBase, media: str) -> Any:
-    """The JSON the REST API sends for this answer, parsed from the very bytes it sends.
+def rest_json(response: HttpResponseBase, media: str) -> tuple[Any, str | None]:
+    """The JSON the REST API sends for this answer, parsed from the very bytes it sends, and
+    those bytes as text when the answer can carry them as they are (see :func:`spliceable`).
 
     A DRF ``Response`` is rendered by the renderer content negotiation picked for it, with
     the view's own encoder: what a REST client parses is what the tool returns (a ``set``
@@ -74,23 +76,43 @@ def rest_json(response: HttpResponseBase, media: str) -> Any:
     encoder knows how to write. An answer that is not JSON (an error page) gives None.
     """
     if response.status_code == 204:
-        return None
+        return None, None
     render = getattr(response, "render", None)
     if render is not None and not getattr(response, "is_rendered", True):
         render()
     if (media and not is_json(media)) or isinstance(response, StreamingHttpResponse):
-        return None
+        return None, None
     content: bytes = getattr(response, "content", b"")
     if not content:
-        return None
+        return None, None
+    finite = True
+
+    def constant(name: str) -> float:
+        nonlocal finite
+        finite = False
+        return float(name)
+
+    try:
+        text: str | None = content.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None  # JSON in another encoding (UTF-16, say): parsed, never spliced
     try:
         # The standard library, not orjson: orjson reads an integer past 64 bits (which
         # DRF's encoder writes) as a float, and the result would differ from REST's.
-        return json.loads(content)
+        data = json.loads(content if text is None else text, parse_constant=constant)
     except ValueError as exc:
         raise ToolError(
             "The view's renderer wrote an answer that is not JSON", code="internal_error"
         ) from exc
+    return data, text if text is not None and finite and spliceable(text) else None
+
+
+def spliceable(text: str) -> bool:
+    """Whether JSON text (parsed already, so valid, and without NaN or Infinity) can be
+    sent in an answer as it is: on one line, since SSE sends an answer as one ``data:``
+    line. Only whitespace can break a line of JSON: an indenting renderer's answer is
+    encoded again."""
+    return "\n" not in text and "\r" not in text
 
 
 def media_type_of(response: HttpResponseBase) -> str:
@@ -204,8 +226,19 @@ def attachment_name(response: HttpResponseBase) -> str:
 
 
 def success(
-    spec: ActionSpec, status: int, data: Any, kwargs: Mapping[str, str], max_items: int
+    spec: ActionSpec,
+    status: int,
+    data: Any,
+    kwargs: Mapping[str, str],
+    max_items: int,
+    text: str | None = None,
 ) -> ToolResult:
+    """The result of a 2xx answer: ``data`` as ``structuredContent``, and a compact text.
+
+    ``text`` is the REST answer's own JSON (:func:`rest_json`): the structured content is
+    the parsed object, carrying that text, which the answer splices in as it is rather
+    than encoding the object again.
+    """
     if status == 204 or data is None:
         target = " ".join(kwargs.values())
         verb = "Deleted" if spec.action == "destroy" else "Done:"
@@ -221,18 +254,21 @@ def success(
                 "query with filters or search]"
             )
             data = data[:max_items]
+            text = None  # not the answer REST sent any more
         structured: dict[str, Any] = {"results": data}
-        text = render_list(spec, data, None, note)
-    elif isinstance(data, dict) and isinstance(data.get("results"), list):
-        structured = data
-        text = render_list(spec, data["results"], data, None)
+        if text is not None:
+            structured = Encoded(structured, '{"results":' + text + "}")
+        rendered = render_list(spec, data, None, note)
     elif isinstance(data, dict):
-        structured = data
-        text = render_object(spec.item_singular, data)
+        structured = data if text is None else Encoded(data, text)
+        if isinstance(data.get("results"), list):
+            rendered = render_list(spec, data["results"], data, None)
+        else:
+            rendered = render_object(spec.item_singular, data)
     else:
         structured = {"results": data}
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    return ToolResult(content=[Text(text)], structured=structured)
+        rendered = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return ToolResult(content=[Text(rendered)], structured=structured)
 
 
 def error_from(
@@ -323,8 +359,13 @@ def _field_messages(value: Any) -> Any:
 
 def render_object(noun: str, data: Mapping[str, Any]) -> str:
     """One line naming the object's id, then its short fields: compact, not the JSON."""
+    return _render_object(noun, noun.replace("_", " ").capitalize(), data)
+
+
+def _render_object(noun: str, label: str, data: Mapping[str, Any]) -> str:
+    # ``label``, the noun as the line starts with it, is worked out once for a whole list.
     ident = data.get("id", data.get("pk"))
-    head = f"{noun.replace('_', ' ').capitalize()} {ident}" if ident is not None else noun
+    head = f"{label} {ident}" if ident is not None else noun
     parts = []
     for key, value in data.items():
         if value is None or key in SKIPPED_IN_TEXT:
@@ -378,12 +419,13 @@ def render_list(
         head = f"{counted(len(items), spec.item_singular, spec.item_plural)}."
     if envelope is not None and envelope.get("next"):
         head += " " + next_page_hint(spec, str(envelope["next"]))
+    noun = spec.item_singular
+    label = noun.replace("_", " ").capitalize()
     lines = [head]
-    for item in items:
-        lines.append(
-            "- "
-            + (render_object(spec.item_singular, item) if isinstance(item, dict) else str(item))
-        )
+    lines += [
+        "- " + (_render_object(noun, label, item) if isinstance(item, dict) else str(item))
+        for item in items
+    ]
     if note:
         lines.append(note)
     return "\n".join(lines)
