@@ -21,7 +21,6 @@ from __future__ import annotations
 import io
 import logging
 import secrets
-import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -509,11 +508,13 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
         endpoint.executor.text_budget(result)
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
 
-    started = time.monotonic()
+    # The call's row of the call log is written with the tool's writes and the task's
+    # result, in their one transaction, when the tool writes.
+    log = endpoint.executor.start(tool, dict(task.arguments), context)
     try:
         created_in = task.origin.get("trace") if isinstance(task.origin, dict) else None
         result = tracing.task_tool(
-            endpoint.executor.run, tool, created_in, dict(task.arguments), context, keep
+            endpoint.executor.run, tool, created_in, dict(task.arguments), context, keep, log
         )
         if not kept and not keep(result):
             # A tool error, answered before the transaction, for a credential that no
@@ -523,9 +524,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
             lost_commit(task_id, settings)
             return
         # The call log and the tool_called signal see a task's call as any other.
-        endpoint.executor.record(
-            tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
-        )
+        endpoint.executor.record(log, result)
     except CallAbandoned:
         # Rolled back: cancelled meanwhile (it stays so), or its credential went away or
         # lost a scope the tool needs.
