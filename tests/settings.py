@@ -45,10 +45,6 @@ else:
 # and the workers would wait for it. The demo's live servers keep IMMEDIATE.
 DATABASES["default"].get("OPTIONS", {}).pop("transaction_mode", None)  # noqa: F405
 
-# A second name for the same database, as a host whose router sends the call log to a
-# database of its own has: the call log's router test writes through it.
-DATABASES["calllog"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}  # noqa: F405
-
 # Long-running tools run at once, in the request, in the library's unit tests; the live
 # servers of the end-to-end tests use the demo's database backend and a real worker.
 TASKS = {

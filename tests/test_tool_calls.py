@@ -309,31 +309,6 @@ def test_a_write_and_its_log_row_are_one_commit(
     assert row.duration_ms > 0
 
 
-@pytest.mark.django_db(transaction=True, databases=["default", "calllog"])
-def test_a_write_whose_log_goes_elsewhere_writes_it_after(
-    mcp_client: Any, alice_key: str, project: Any, settings: Any
-) -> None:
-    # A router that sends the call log to another database (here the same one under its
-    # own alias, as a replica set up for it would be): no one transaction spans two
-    # databases, so the row is written after the tool's commit, as a read's is.
-    settings.DATABASE_ROUTERS = ["tests.test_tool_calls.CallLogElsewhere"]
-    client = mcp_client(alice_key)
-    arguments = {"project": project.pk, "title": "Logged after"}
-    seen = rows_seen_at_commits(lambda: client.call("create_task", arguments))
-    assert seen == [0]
-    assert ToolCall.objects.get().tool == "create_task"
-
-
-class CallLogElsewhere:
-    """Sends the call log's rows to a database that is not the tools' one, by name."""
-
-    def db_for_write(self, model: Any, **hints: Any) -> str | None:
-        return "calllog" if model is ToolCall else None
-
-    def allow_relation(self, obj1: Any, obj2: Any, **hints: Any) -> bool:
-        return True  # the two names are one database
-
-
 # -- nothing after the commit changes the answer --------------------------------------------
 
 
