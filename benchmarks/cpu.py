@@ -55,9 +55,12 @@ class Probe:
 
 
 def probes() -> list[Probe]:
-    from benchmarks.run import ADD, LIST_TASKS, PING_BODY, UNREACHABLE_RATES
+    from benchmarks.run import ADD, LIST_TASKS, PING_BODY, UNREACHABLE_RATES, call
 
     demo = tuple(UNREACHABLE_RATES.items())
+    # A write tool's call: a task in the first project of the key's user, which the child
+    # finds once its database is set up (the seeded projects' ids differ by database).
+    create_task = call("create_task", {"project": "{project}", "title": "a benchmark task"})
     cache = (("BENCH_API_KEY_CACHE_SECONDS", "300"),)
     # Each worker's memory of keys is on by default where the cache is Redis: the rows
     # other than add-memory measure without it, so that they mean the same on either cache.
@@ -83,7 +86,22 @@ def probes() -> list[Probe]:
               settings="project.settings", env=demo),
         Probe("list_tasks-demo", "tools/call list_tasks, demo as configured (call log on)",
               "/mcp", LIST_TASKS, settings="project.settings", env=demo),
+        Probe("create_task-demo", "tools/call create_task, demo as configured (call log on)",
+              "/mcp", create_task, settings="project.settings", env=demo),
     ]  # fmt: skip
+
+
+def body_of(probe: Probe) -> str | None:
+    """The probe's body, with the id of the key's user's first project filled in."""
+    if probe.body is None or '"{project}"' not in probe.body:
+        return probe.body
+    from django.contrib.auth import get_user_model
+
+    from project.tracker.models import Project
+
+    user = get_user_model().objects.get(username="alice")
+    project = Project.objects.filter(owner=user).order_by("pk").values_list("pk", flat=True)[0]
+    return probe.body.replace('"{project}"', str(project))
 
 
 def sender(probe: Probe, key: str) -> Callable[[], int]:
@@ -91,7 +109,7 @@ def sender(probe: Probe, key: str) -> Callable[[], int]:
     from django.core.handlers.wsgi import WSGIHandler
 
     handler = WSGIHandler()
-    body = (probe.body or "").encode()
+    body = (body_of(probe) or "").encode()
     environ: dict[str, Any] = {
         "REQUEST_METHOD": "POST" if probe.body is not None else "GET",
         "SERVER_NAME": "127.0.0.1",

@@ -18,12 +18,13 @@ import ipaddress
 import json
 import logging
 import math
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from django.db import DatabaseError, router, transaction
+from django.db import DatabaseError, connections, router, transaction
 from django.utils import timezone
 
 from mcp_endpoint import client_logging, signals
@@ -254,38 +255,98 @@ class Outcome:
         return cls(str(error.get("code", "error")), str(error.get("message", "")))
 
 
-def record_call(
-    endpoint: EndpointLike,
-    tool: Tool,
-    arguments: dict[str, Any],
-    context: RequestContext,
-    result: ToolResult,
-    duration_ms: float,
-) -> None:
-    """Log the call, write its row in the call log when that is on, and send
-    :data:`~mcp_endpoint.signals.tool_called`.
+class CallRecord:
+    """What one tool call leaves behind: a line in the log, its row in the call log when
+    that is on, and :data:`~mcp_endpoint.signals.tool_called`.
 
-    The call's work may be committed already: nothing here raises into the answer.
+    Made as the call starts. A write tool's row is written by :meth:`within`, inside the
+    tool's own transaction just before it commits, so that the tool's writes and their row
+    are one commit: a crash after it leaves both, before it neither. Any other call's row
+    (a read-only tool's, one whose transaction was rolled back, one whose commit failed) is
+    written by :meth:`done`, after the call, as one INSERT. :meth:`done` also sends the
+    signal, once the tool's work is committed.
     """
-    credential: Credential | None = context.credential
-    outcome = Outcome.of(result.structured, result.is_error)
-    label = credential.label() if credential is not None else "anonymous"
-    call_logger.debug("tool %s by %s: %s in %.1f ms", tool.name, label, outcome.code, duration_ms)
-    row = None
-    if endpoint.settings.LOG_TOOL_CALLS:
-        row = record(endpoint, tool, arguments, context, outcome, duration_ms)
-    called(endpoint, tool, arguments, context, outcome, duration_ms, row)
+
+    def __init__(
+        self,
+        endpoint: EndpointLike,
+        tool: Tool,
+        arguments: dict[str, Any],
+        context: RequestContext,
+    ) -> None:
+        self.endpoint = endpoint
+        self.tool = tool
+        self.arguments = arguments
+        self.context = context
+        self.started = time.monotonic()
+        self.row: ToolCall | None = None
+        self.written = False
+        self.duration_ms: float | None = None
+
+    def within(self, result: ToolResult, using: str) -> None:
+        """Write the row of ``result`` in the transaction open on ``using``, the tool's
+        database, to be committed with the tool's writes.
+
+        Nothing is written when the call log is off, or when a router sends its rows to
+        another database (no one transaction spans two): :meth:`done` writes the row then.
+        A row the database refuses is rolled back to a savepoint, and the row with
+        :data:`UNLOGGABLE` written instead, without touching the tool's writes; an error
+        that broke the transaction itself (a lost connection) is raised, since the tool's
+        writes cannot be committed either.
+        """
+        from mcp_endpoint.models import ToolCall
+
+        if not self.endpoint.settings.LOG_TOOL_CALLS or router.db_for_write(ToolCall) != using:
+            return
+        self.duration_ms = (time.monotonic() - self.started) * 1000
+        self.row = write(self.build(result), self.tool.name, inside=True)
+        self.written = True
+
+    def forget(self) -> None:
+        """The transaction :meth:`within` wrote in did not commit: its row went with it."""
+        self.row, self.written, self.duration_ms = None, False, None
+
+    def done(self, result: ToolResult) -> None:
+        """Log the call, write its row if :meth:`within` did not, and send
+        :data:`~mcp_endpoint.signals.tool_called`. The call's work may be committed
+        already: nothing here raises into the answer."""
+        if self.duration_ms is None:
+            self.duration_ms = (time.monotonic() - self.started) * 1000
+        credential: Credential | None = self.context.credential
+        outcome = Outcome.of(result.structured, result.is_error)
+        label = credential.label() if credential is not None else "anonymous"
+        call_logger.debug(
+            "tool %s by %s: %s in %.1f ms", self.tool.name, label, outcome.code, self.duration_ms
+        )
+        if not self.written and self.endpoint.settings.LOG_TOOL_CALLS:
+            self.row = write(self.build(result), self.tool.name)
+            self.written = True
+        called(
+            self.endpoint,
+            self.tool,
+            self.arguments,
+            self.context,
+            outcome,
+            self.duration_ms,
+            self.row,
+        )
+
+    def build(self, result: ToolResult) -> ToolCall:
+        outcome = Outcome.of(result.structured, result.is_error)
+        return build_row(
+            self.endpoint, self.tool, self.arguments, self.context, outcome, self.duration_ms or 0
+        )
 
 
-def record(
+def build_row(
     endpoint: EndpointLike,
     tool: Tool,
     arguments: dict[str, Any],
     context: RequestContext,
     outcome: Outcome,
     duration_ms: float,
-) -> ToolCall | None:
-    """Write the call's row (one INSERT); on refusal, the row with :data:`UNLOGGABLE`."""
+) -> ToolCall:
+    """The call's row, not yet written: every column storable and within its budget."""
     from mcp_endpoint.models import ToolCall
 
     credential: Credential | None = context.credential
@@ -309,12 +370,36 @@ def record(
         clean_text(outcome.message, 2000),
         endpoint.settings.LOG_ROW_MAX_BYTES,
     )
+    return row
+
+
+def record(
+    endpoint: EndpointLike,
+    tool: Tool,
+    arguments: dict[str, Any],
+    context: RequestContext,
+    outcome: Outcome,
+    duration_ms: float,
+) -> ToolCall | None:
+    """Write the call's row (one INSERT); on refusal, the row with :data:`UNLOGGABLE`."""
+    return write(build_row(endpoint, tool, arguments, context, outcome, duration_ms), tool.name)
+
+
+def write(row: ToolCall, name: str, *, inside: bool = False) -> ToolCall | None:
+    """Insert ``row``; when the database refuses it, the row with :data:`UNLOGGABLE`
+    instead; None when that is refused too.
+
+    ``inside`` a transaction whose work must still commit (the tool's), an error that left
+    that transaction unusable is raised rather than logged: it cannot commit anyway.
+    """
     try:
         insert(row)
     except DatabaseError:
+        if inside and broken(row):
+            raise
         logger.warning(
             "the call log refused the arguments of %s; recording the call without them",
-            tool.name,
+            name,
             exc_info=True,
             extra=client_logging.SERVER_ONLY,
         )
@@ -323,9 +408,11 @@ def record(
         try:
             insert(row)
         except DatabaseError:
+            if inside and broken(row):
+                raise
             logger.error(
                 "could not record the call of %s in the call log",
-                tool.name,
+                name,
                 exc_info=True,
                 extra=client_logging.SERVER_ONLY,
             )
@@ -333,15 +420,75 @@ def record(
     return row
 
 
+def broken(row: ToolCall) -> bool:
+    """Whether the transaction ``row`` was written in can no longer commit: its savepoint
+    could not be rolled back to (the connection was lost, say)."""
+    using = router.db_for_write(type(row))
+    return transaction.get_connection(using).in_atomic_block and transaction.get_rollback(using)
+
+
 def insert(row: ToolCall) -> None:
-    """One INSERT; inside a transaction (``ATOMIC_REQUESTS``) a savepoint keeps a refused
-    row from breaking the rest of it."""
+    """One INSERT; inside a transaction (the tool's, or ``ATOMIC_REQUESTS``) a savepoint
+    keeps a refused row from breaking the rest of it."""
     using = router.db_for_write(type(row))
     if transaction.get_connection(using).in_atomic_block:
         with transaction.atomic(using=using):
-            row.save(force_insert=True, using=using)
+            insert_statement(row, using)
     else:
-        row.save(force_insert=True, using=using)
+        insert_statement(row, using)
+
+
+# Vendors whose INSERT returns the new id with RETURNING, as the one statement below has it.
+RETURNING_VENDORS = frozenset({"postgresql", "sqlite"})
+
+
+# The INSERT of one row and its fields, by model and database vendor.
+_statements: dict[tuple[type[ToolCall], str], tuple[str, tuple[Any, ...]]] = {}
+
+
+def insert_sql(model: type[ToolCall], connection: Any) -> tuple[str, tuple[Any, ...]]:
+    """The INSERT of one ``model`` row on ``connection``'s vendor, and the fields in its
+    placeholders' order: built once per vendor, since the columns never change."""
+    key = (model, connection.vendor)
+    found = _statements.get(key)
+    if found is None:
+        found = _statements[key] = build_insert_sql(model, connection.ops.quote_name)
+    return found
+
+
+def build_insert_sql(model: type[ToolCall], quote: Any) -> tuple[str, tuple[Any, ...]]:
+    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
+    columns = ", ".join(quote(f.column) for f in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    sql = (
+        f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({placeholders}) "
+        f"RETURNING {quote(model._meta.pk.column)}"
+    )
+    return sql, fields
+
+
+def insert_statement(row: ToolCall, using: str) -> None:
+    """The row's INSERT, as one statement built once per database vendor: the values as
+    the ORM prepares them (each field's ``pre_save`` and ``get_db_prep_save``), the new id
+    read back with RETURNING. Without RETURNING, the ORM's ``bulk_create`` does it.
+
+    A model's ``save()`` costs several times the CPU of the statement itself (its signals,
+    its checks, the query compiled for each row): see docs/performance.md.
+    """
+    connection = connections[using]
+    model = type(row)
+    if connection.vendor not in RETURNING_VENDORS or not (
+        connection.features.can_return_columns_from_insert
+    ):
+        model._default_manager.using(using).bulk_create([row])
+        return
+    sql, fields = insert_sql(model, connection)
+    values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        (row.pk,) = cursor.fetchone()
+    row._state.adding = False
+    row._state.db = using
 
 
 def called(
@@ -391,6 +538,7 @@ __all__ = [
     "MAX_DEPTH",
     "TRUNCATED",
     "UNLOGGABLE",
+    "CallRecord",
     "Outcome",
     "called",
     "clean_text",

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 
 from mcp_endpoint import calllog, client_logging, outages, tracing
 from mcp_endpoint.context import Context
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
     from mcp_endpoint.interfaces import EndpointLike
 
 logger = logging.getLogger("mcp_endpoint")
+# The database a write tool's transaction is on, as a REST request's ATOMIC_REQUESTS is.
+TOOL_DATABASE = DEFAULT_DB_ALIAS
 
 
 class ToolExecutor:
@@ -50,24 +51,24 @@ class ToolExecutor:
         self, tool: Tool, arguments: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
         """Run the tool, cut its text to the budget, record the call; the result as sent."""
-        started = time.monotonic()
-        result = tracing.tool(self.run, tool, arguments, context)
+        log = self.start(tool, arguments, context)
+        result = tracing.tool(self.run, tool, arguments, context, None, log)
         self.text_budget(result)
-        duration_ms = (time.monotonic() - started) * 1000
-        calllog.record_call(self.endpoint, tool, arguments, context, result, duration_ms)
+        log.done(result)
         return result.to_dict()
 
-    def record(
-        self,
-        tool: Tool,
-        arguments: dict[str, Any],
-        context: RequestContext,
-        result: ToolResult,
-        duration_ms: float,
-    ) -> None:
-        """The call's record (:func:`mcp_endpoint.calllog.record_call`), for a caller that
-        commits the result itself (a task's worker)."""
-        calllog.record_call(self.endpoint, tool, arguments, context, result, duration_ms)
+    def start(
+        self, tool: Tool, arguments: dict[str, Any], context: RequestContext
+    ) -> calllog.CallRecord:
+        """The record of a call starting now (:class:`mcp_endpoint.calllog.CallRecord`),
+        for a caller that commits the result itself (a task's worker): hand it to
+        :meth:`run`, then to :meth:`record` once the result is committed."""
+        return calllog.CallRecord(self.endpoint, tool, arguments, context)
+
+    def record(self, log: calllog.CallRecord, result: ToolResult) -> None:
+        """The call's record: its row unless :meth:`run` wrote it with the tool's writes,
+        and :data:`~mcp_endpoint.signals.tool_called`."""
+        log.done(result)
 
     def refusal(self, tool: Tool, context: RequestContext) -> ToolResult | None:
         """Why the tool does not run for this caller at all, before its arguments are read."""
@@ -106,12 +107,14 @@ class ToolExecutor:
         arguments: dict[str, Any],
         context: RequestContext,
         keep: Callable[[ToolResult], bool] | None = None,
+        log: calllog.CallRecord | None = None,
     ) -> ToolResult:
         """Check scopes and arguments, then run the tool in one transaction (if it writes).
 
         ``keep`` (a task worker's) is called with the result before that transaction
         commits: when it says False, nothing the tool wrote is kept, and
-        :class:`CallAbandoned` is raised.
+        :class:`CallAbandoned` is raised. A write that is kept writes its row of the call
+        log (``log``) in that same transaction, so that both are one commit.
 
         This is the one broad exception boundary: a tool that raises anything but
         :class:`ToolError` is logged with its traceback and answered with a generic error.
@@ -127,7 +130,7 @@ class ToolExecutor:
             check_arguments(arguments, self.settings.MAX_ARGUMENT_DEPTH)
             tool.validate(arguments)
             confirm_destructive(self.endpoint, tool, arguments, call)
-            with transaction.atomic() if writes else contextlib.nullcontext():
+            with transaction.atomic(using=TOOL_DATABASE) if writes else contextlib.nullcontext():
                 try:
                     result = as_result(tool.run(arguments, call))
                 except ToolError:
@@ -140,6 +143,8 @@ class ToolExecutor:
                     if writes:
                         transaction.set_rollback(True)
                     raise CallAbandoned(tool.name)
+                if writes and log is not None and not result.is_error:
+                    log.within(result, TOOL_DATABASE)
                 # What fails from here on fails while the tool's writes commit.
                 committing = writes
             return result
@@ -149,6 +154,8 @@ class ToolExecutor:
         except ToolError as exc:
             return exc.to_result()
         except Exception as exc:
+            if log is not None:
+                log.forget()  # a row written with the tool's writes was not committed
             if committing and outages.commit_outcome_unknown(exc):
                 # Not 503: a retry of a call whose commit may have gone through could do
                 # its work twice. The client is told to look first.

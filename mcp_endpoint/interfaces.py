@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_endpoint.conf import MCPSettings
 from mcp_endpoint.protocol.content import ToolResult
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.server import Features
 from mcp_endpoint.registry import NamedRegistry
+
+if TYPE_CHECKING:
+    from mcp_endpoint.calllog import CallRecord
 
 
 class ExecutorLike(Protocol):
@@ -32,16 +35,14 @@ class ExecutorLike(Protocol):
         arguments: dict[str, Any],
         context: RequestContext,
         keep: Callable[[ToolResult], bool] | None = None,
+        log: CallRecord | None = None,
     ) -> ToolResult: ...
 
-    def record(
-        self,
-        tool: Any,
-        arguments: dict[str, Any],
-        context: RequestContext,
-        result: ToolResult,
-        duration_ms: float,
-    ) -> None: ...
+    def start(
+        self, tool: Any, arguments: dict[str, Any], context: RequestContext
+    ) -> CallRecord: ...
+
+    def record(self, log: CallRecord, result: ToolResult) -> None: ...
 
     def text_budget(self, result: ToolResult) -> None: ...
 

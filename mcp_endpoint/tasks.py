@@ -21,7 +21,6 @@ from __future__ import annotations
 import io
 import logging
 import secrets
-import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -514,7 +513,9 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
         endpoint.executor.text_budget(result)
         return finish(task_id, status=COMPLETED, result=result.to_dict(), status_message="")
 
-    started = time.monotonic()
+    # The call's row of the call log is written with the tool's writes and the task's
+    # result, in their one transaction, when the tool writes.
+    log = endpoint.executor.start(tool, dict(task.arguments), context)
     try:
         origin = task.origin if isinstance(task.origin, dict) else {}
         result = tracing.task_tool(
@@ -524,6 +525,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
             dict(task.arguments),
             context,
             keep,
+            log,
             updated=origin.get("update_trace"),
         )
         if not kept and not keep(result):
@@ -534,9 +536,7 @@ def run_call(task: ToolTask, endpoint: EndpointLike, tool: Tool, credential: Any
             lost_commit(task_id, settings)
             return
         # The call log and the tool_called signal see a task's call as any other.
-        endpoint.executor.record(
-            tool, dict(task.arguments), context, result, (time.monotonic() - started) * 1000
-        )
+        endpoint.executor.record(log, result)
     except CallAbandoned:
         # Rolled back: cancelled meanwhile (it stays so), or its credential went away or
         # lost a scope the tool needs.

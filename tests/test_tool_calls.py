@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models.signals import post_save
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
@@ -217,15 +218,15 @@ def test_numbers_json_does_not_have_are_refused_before_any_call(
     assert Task.objects.count() == 3
 
 
-def create_refusing_trigger() -> None:
-    """A database trigger that refuses log rows searching for "refuse-me": a real refusal
-    by the database, on either backend."""
+def create_refusing_trigger(argument: str = "search") -> None:
+    """A database trigger that refuses log rows whose ``argument`` is "refuse-me": a real
+    refusal by the database, on either backend."""
     table = ToolCall._meta.db_table
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
                 "CREATE FUNCTION refuse_log_row() RETURNS trigger AS $$ BEGIN "
-                "IF NEW.arguments->>'search' = 'refuse-me' THEN "
+                f"IF NEW.arguments->>'{argument}' = 'refuse-me' THEN "
                 "RAISE EXCEPTION 'refused by test'; END IF; "
                 "RETURN NEW; END $$ LANGUAGE plpgsql"
             )
@@ -236,7 +237,7 @@ def create_refusing_trigger() -> None:
         else:
             cursor.execute(
                 f"CREATE TRIGGER refuse_log_row BEFORE INSERT ON {table} "
-                "WHEN json_extract(NEW.arguments, '$.search') = 'refuse-me' "
+                f"WHEN json_extract(NEW.arguments, '$.{argument}') = 'refuse-me' "
                 "BEGIN SELECT RAISE(ABORT, 'refused by test'); END"
             )
 
@@ -252,6 +253,60 @@ def test_a_refused_row_is_recorded_with_a_marker_instead(
     assert row.arguments == UNLOGGABLE
     assert row.outcome == "ok"
     assert "refused the arguments of list_tasks" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_row_of_a_write_keeps_the_write_and_its_marker_row(
+    mcp_client: Any, alice_key: str, project: Any, caplog: Any
+) -> None:
+    # Refused inside the tool's own transaction: the savepoint takes the row alone back,
+    # and the marker row commits with the task.
+    create_refusing_trigger("title")
+    with caplog.at_level(logging.WARNING, logger="mcp_endpoint.calllog"):
+        result = mcp_client(alice_key).call(
+            "create_task", {"project": project.pk, "title": "refuse-me"}
+        )
+    assert result["isError"] is False, result
+    assert Task.objects.filter(title="refuse-me").count() == 1
+    row = ToolCall.objects.get()
+    assert (row.tool, row.outcome, row.arguments) == ("create_task", "ok", UNLOGGABLE)
+    assert "refused the arguments of create_task" in caplog.text
+
+
+# -- one commit for a write and its row -----------------------------------------------------
+
+
+def rows_seen_at_commits(call: Any) -> list[int]:
+    """How many call-log rows each commit of a new task found committed with it: what
+    ``call()`` leaves, seen from ``transaction.on_commit`` of the task's own transaction."""
+    seen: list[int] = []
+
+    def created(sender: Any, instance: Task, created: bool, **kwargs: Any) -> None:
+        if created:
+            transaction.on_commit(lambda: seen.append(ToolCall.objects.count()))
+
+    post_save.connect(created, sender=Task)
+    try:
+        call()
+    finally:
+        post_save.disconnect(created, sender=Task)
+    return seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_and_its_log_row_are_one_commit(
+    mcp_client: Any, alice_key: str, project: Any
+) -> None:
+    client = mcp_client(alice_key)
+    results: list[Any] = []
+    arguments = {"project": project.pk, "title": "One commit"}
+    seen = rows_seen_at_commits(lambda: results.append(client.call("create_task", arguments)))
+    assert results[0]["isError"] is False, results
+    # The row was there when the task committed: the same transaction.
+    assert seen == [1]
+    row = ToolCall.objects.get()
+    assert (row.tool, row.outcome, row.arguments) == ("create_task", "ok", arguments)
+    assert row.duration_ms > 0
 
 
 # -- nothing after the commit changes the answer --------------------------------------------
