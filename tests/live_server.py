@@ -225,6 +225,79 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+class ReadyCommand:
+    """A ``manage.py`` command loaded ahead and run on cue, for a test that races a worker.
+
+    Django's start-up (seconds on a loaded machine) happens in :meth:`__enter__`; :meth:`run`
+    only runs the command, in milliseconds, so what it does lands inside the window the
+    test is watching, not after it::
+
+        with ReadyCommand(env, "mcp_key", "revoke", prefix) as revoke:
+            ...  # wait for the moment
+            revoke.run()
+    """
+
+    SCRIPT = (
+        "import os, sys\n"
+        "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'project.settings')\n"
+        "import django\n"
+        "django.setup()\n"
+        "from django.core.management import call_command\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "call_command(*sys.argv[1:])\n"
+        "print('done', flush=True)\n"
+    )
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.env = env
+        self.args = args
+        self.process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> ReadyCommand:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT, *self.args],
+            cwd=ROOT,
+            env=self.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.expect("ready")
+        return self
+
+    def expect(self, line: str) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        for said in self.process.stdout:
+            if said.strip() == line:
+                return
+        self.process.wait(timeout=60)
+        stderr = self.process.stderr.read() if self.process.stderr else ""
+        raise RuntimeError(f"{' '.join(self.args)} ended before {line!r}:\n{stderr}")
+
+    def run(self) -> None:
+        """Run the command now; back once it is done (its writes committed)."""
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+        self.expect("done")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.process is not None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            self.process.wait(timeout=30)
+            for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    stream.close()
+
+
 def run_script(env: dict[str, str], script: str) -> str:
     """Run Python ``script`` in the host's ``manage.py shell``; what it printed.
 

@@ -29,7 +29,14 @@ import pytest
 
 from mcp_endpoint.protocol.tasks import EXTENSION
 from mcp_endpoint.task_recovery import LOST
-from tests.live_server import CeleryWorker, UvicornServer, manage, missing, run_script
+from tests.live_server import (
+    CeleryWorker,
+    ReadyCommand,
+    UvicornServer,
+    manage,
+    missing,
+    run_script,
+)
 from tests.test_e2e_sdk import DEMO_PROJECT, create_key
 
 pytest.importorskip("celery")
@@ -201,11 +208,15 @@ def test_a_task_is_cancelled_on_a_celery_worker(
 
 def test_a_revoked_key_keeps_nothing(deployment: Deployment, worker: CeleryWorker) -> None:
     key = create_key(deployment.server.env, "alice", "read")
-    task_id = deployment.start_export(key)
-    working = deployment.until(task_id, lambda t: bool(t.get("statusMessage")), key)
-    assert working["status"] == "working", working
     prefix = "_".join(key.split("_")[:2])  # mcp_ab12cd34
-    manage(deployment.server.env, "mcp_key", "revoke", prefix)
+    # Loaded before the export starts: a revocation that waits for Django to start could
+    # land after the export's last row on a busy machine, and then nothing is revoked.
+    with ReadyCommand(deployment.server.env, "mcp_key", "revoke", prefix) as revoke:
+        task_id = deployment.start_export(key)
+        working = deployment.until(task_id, lambda t: bool(t.get("statusMessage")), key)
+        assert working["status"] == "working", working
+        revoke.run()
+    assert deployment.row(task_id)["status"] == "working", "the export ended before the revocation"
     deadline = time.monotonic() + PATIENCE
     while deployment.row(task_id)["status"] == "working" and time.monotonic() < deadline:
         time.sleep(0.2)
