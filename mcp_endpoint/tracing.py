@@ -107,6 +107,43 @@ def enabled() -> bool:
     return trace is not None
 
 
+def recording() -> bool:
+    """Whether a span or a measurement made now reaches anything: False while the host has
+    set neither a tracer provider nor a meter provider (the API's stand-ins are in place),
+    so that a host with the API but no SDK pays nothing for spans no one records (about
+    2 % of a list call). Asked on every message: a provider set later is honoured from the
+    next message on."""
+    if trace is None:
+        return False
+    return not (unset_tracer_provider(trace.get_tracer_provider()) and unset_meter_provider())
+
+
+def unset_tracer_provider(provider: Any) -> bool:
+    return isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+
+
+def unset_meter_provider() -> bool:
+    """Whether the global meter provider is still the API's stand-in (or its no-op one).
+
+    The stand-in's class is private to ``opentelemetry-api``
+    (``opentelemetry.metrics._internal._ProxyMeterProvider``): this is the one place that
+    names it, and a test fails the day it moves. Where it cannot be found, every message
+    is measured, as before this check existed.
+    """
+    provider = metrics.get_meter_provider()
+    if isinstance(provider, metrics.NoOpMeterProvider):
+        return True
+    return PROXY_METER_PROVIDER is not None and isinstance(provider, PROXY_METER_PROVIDER)
+
+
+PROXY_METER_PROVIDER: Any = None
+if trace is not None:
+    try:
+        from opentelemetry.metrics._internal import _ProxyMeterProvider as PROXY_METER_PROVIDER
+    except ImportError:  # pragma: no cover - a future API that moved it
+        PROXY_METER_PROVIDER = None
+
+
 def message(
     handle: Callable[[Any, RequestContext], dict[str, Any] | None],
     tools: Any,
@@ -115,8 +152,10 @@ def message(
 ) -> dict[str, Any] | None:
     """``handle(request, context)`` in the message's span; ``tools`` says which tool names
     are the endpoint's own (and so may name a span)."""
-    if trace is None or not isinstance(request, dict) or not isinstance(request.get("method"), str):
+    if not isinstance(request, dict) or not isinstance(request.get("method"), str):
         # Not a message with a method (a parse error, a client's answer): nothing to name.
+        return handle(request, context)
+    if not recording():
         return handle(request, context)
     attributes = request_attributes(request, tools, context)
     parent, links = parent_of(request, context)
@@ -149,7 +188,7 @@ def message(
 
 def tool(run: Callable[..., ToolResult], tool: Tool, *args: Any) -> ToolResult:
     """``run(tool, *args)`` in an ``execute_tool`` span that is current while it runs."""
-    if trace is None:
+    if not recording():
         return run(tool, *args)
     return traced_run(run, tool, args, [])
 

@@ -423,3 +423,35 @@ print(json.dumps({"answer": response.json()["result"]["structuredContent"],
         "task_tool": 42,
         "loaded": [],
     }
+
+
+# -- no SDK, no spans -----------------------------------------------------------------------
+
+RECORDING = """
+from opentelemetry import metrics, trace
+from mcp_endpoint import tracing
+print(tracing.recording())
+if {meters}:
+    from opentelemetry.sdk.metrics import MeterProvider
+    metrics.set_meter_provider(MeterProvider())
+else:
+    from opentelemetry.sdk.trace import TracerProvider
+    trace.set_tracer_provider(TracerProvider())
+print(tracing.recording())
+"""
+
+
+@pytest.mark.parametrize("meters", [True, False], ids=["meter provider", "tracer provider"])
+def test_spans_are_made_only_once_a_provider_is_set(meters: bool) -> None:
+    # A fresh interpreter, with the API's stand-in providers in place: nothing records, so
+    # no span is made; the first provider the host sets (either kind) turns them on. This
+    # also fails the day the API's private stand-in meter provider moves.
+    done = subprocess.run(
+        [sys.executable, "-c", RECORDING.format(meters=meters)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=ROOT,
+    )
+    assert done.stdout.split() == ["False", "True"], done.stderr
