@@ -12,8 +12,10 @@ request's). ``--callers`` prints, for one request of each target, what each hand
 where it was called from.
 
 The handlers: ``django`` is Django's own ``ASGIHandler`` (what ``get_asgi_application()``
-returns), ``wsgi`` the same target through Django's ``WSGIHandler`` for reference (no
-hand-off at all). The database and cache are set up as ``benchmarks/cpu.py`` sets them up.
+returns), ``endpoint`` this project's ``EndpointASGIHandler`` (what
+``mcp_endpoint.asgi.get_asgi_application()`` returns), ``wsgi`` the same target through
+Django's ``WSGIHandler`` for reference (no hand-off at all). The database and cache are set
+up as ``benchmarks/cpu.py`` sets them up.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 HANDLERS = {
     "wsgi": "django.core.handlers.wsgi.WSGIHandler",
     "django": "django.core.handlers.asgi.ASGIHandler",
+    "endpoint": "mcp_endpoint.asgi.EndpointASGIHandler",
 }
 
 
