@@ -40,13 +40,14 @@ from typing import TYPE_CHECKING, Any
 
 import django
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
-from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from django.urls import Resolver404, get_resolver, set_script_prefix
 
 from mcp_endpoint.database import release_request_connections
@@ -100,7 +101,7 @@ class EndpointASGIHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-        set_script_prefix(get_script_prefix(scope))
+        set_script_prefix(script_prefix(scope))
         try:
             respond = sync_to_async(self.respond, thread_sensitive=False, executor=self.executor)
             response = await respond(scope, body_file)
@@ -110,7 +111,7 @@ class EndpointASGIHandler(ASGIHandler):
                 finally:
                     await sync_to_async(response.close, thread_sensitive=True)()
             else:
-                await self.send_response(response, send)
+                await send_answer(response, send, self.chunk_size)
         finally:
             body_file.close()
 
@@ -149,7 +150,7 @@ class EndpointASGIHandler(ASGIHandler):
     async def send_stream(self, response: HttpResponseBase, receive: Receive, send: Send) -> None:
         """Send a streaming response until it ends or the client leaves (which cancels its
         iteration, as Django's handler cancels it)."""
-        sending = asyncio.create_task(self.send_response(response, send))
+        sending = asyncio.create_task(send_answer(response, send, self.chunk_size))
         leaving = asyncio.create_task(disconnected(receive))
         await asyncio.wait({sending, leaving}, return_when=asyncio.FIRST_COMPLETED)
         for task in (leaving, sending):
@@ -157,6 +158,48 @@ class EndpointASGIHandler(ASGIHandler):
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+async def send_answer(response: HttpResponseBase, send: Send, chunk_size: int) -> None:
+    """Send ``response`` as Django's ``ASGIHandler.send_response()`` sends it, without closing
+    it (Django 4.2's closes the response there, in a hand-off of its own)."""
+    headers = [
+        (
+            header.encode("ascii") if isinstance(header, str) else bytes(header),
+            value.encode("latin1") if isinstance(value, str) else bytes(value),
+        )
+        for header, value in response.items()
+    ]
+    # Header case kept, as Django keeps it: some clients need e.g. Content-Type.
+    headers += [
+        (b"Set-Cookie", cookie.output(header="").encode("ascii").strip())
+        for cookie in response.cookies.values()
+    ]
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    if isinstance(response, StreamingHttpResponse):
+        # Through __aiter__, which maps a synchronous iterator too; aclosing() so that an
+        # async generator's cleanup runs here, when the client leaves as well.
+        # (Django's __aiter__ is an async generator; its stubs say only AsyncIterator.)
+        async with contextlib.aclosing(aiter(response)) as parts:  # type: ignore[type-var]
+            async for part in parts:
+                for start in range(0, len(part), chunk_size):
+                    body = part[start : start + chunk_size]
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body"})
+        return
+    content = response.content if isinstance(response, HttpResponse) else b""
+    last = max(len(content) - 1, 0) // chunk_size * chunk_size
+    for start in range(0, last + 1, chunk_size):
+        body = content[start : start + chunk_size]
+        await send({"type": "http.response.body", "body": body, "more_body": start < last})
+
+
+def script_prefix(scope: Scope) -> str:
+    """The request's script prefix, as Django's handler finds it (a method before Django
+    5.0, a function of ``django.core.handlers.asgi`` since)."""
+    if settings.FORCE_SCRIPT_NAME:
+        return str(settings.FORCE_SCRIPT_NAME)
+    return str(scope.get("root_path", "") or "")
 
 
 async def disconnected(receive: Receive) -> None:

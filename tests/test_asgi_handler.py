@@ -20,7 +20,6 @@ import pytest
 from asgiref.sync import AsyncToSync, SyncToAsync
 from django.conf import settings
 from django.core import signals
-from django.core.handlers import asgi as django_asgi
 from django.core.handlers.asgi import ASGIHandler
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
@@ -364,6 +363,31 @@ def test_djangos_asgi_handler_has_the_pieces_the_handler_uses() -> None:
     assert parameters(ASGIHandler.handle) == ["self", "scope", "receive", "send"]
     assert parameters(ASGIHandler.read_body) == ["self", "receive"]
     assert parameters(ASGIHandler.create_request) == ["self", "scope", "body_file"]
-    assert parameters(ASGIHandler.send_response) == ["self", "response", "send"]
-    assert parameters(django_asgi.get_script_prefix) == ["scope"]
     assert isinstance(ASGIHandler.chunk_size, int)
+
+
+@override_settings(FORCE_SCRIPT_NAME="/forced")
+def test_the_script_prefix_is_found_as_djangos_handler_finds_it() -> None:
+    assert asgi.script_prefix({"root_path": "/mounted"}) == "/forced"
+    with override_settings(FORCE_SCRIPT_NAME=None):
+        assert asgi.script_prefix({"root_path": "/mounted"}) == "/mounted"
+        assert asgi.script_prefix({}) == ""
+
+
+def test_an_answer_is_sent_in_chunks_of_the_handlers_size() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    for size, messages in ((0, 1), (4, 1), (8, 2), (9, 3)):
+        sent.clear()
+        response = HttpResponse(b"x" * size)
+        response.set_cookie("flavour", "oat")
+        asyncio.run(asgi.send_answer(response, send, chunk_size=4))
+        cookies = [value for name, value in sent[0]["headers"] if name == b"Set-Cookie"]
+        assert [value.split(b";")[0] for value in cookies] == [b"flavour=oat"]
+        bodies = sent[1:]
+        assert len(bodies) == messages
+        assert b"".join(m["body"] for m in bodies) == b"x" * size
+        assert [m["more_body"] for m in bodies] == [True] * (messages - 1) + [False]
