@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from asgiref.sync import AsyncToSync, SyncToAsync
+from asgiref.sync import AsyncToSync, SyncToAsync, markcoroutinefunction
 from django.conf import settings
 from django.core import signals
 from django.core.handlers.asgi import ASGIHandler
@@ -257,6 +257,36 @@ def test_signals_and_middleware_run_in_the_requests_one_thread(
     started, finished = noted[0], noted[-1]
     assert started[2], "request_started carries the scope, as Django's handler sends it"
     assert finished[2], "request_finished closed the request's connection"
+
+
+class AsyncOnlyMiddleware:
+    """A middleware written for ASGI only."""
+
+    sync_capable = False
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: HttpRequest) -> HttpResponse:
+        response: HttpResponse = await self.get_response(request)
+        response["X-Async-Stamp"] = "stamped"
+        return response
+
+
+def test_an_async_only_middleware_runs_adapted_as_under_wsgi(
+    hand_offs: HandOffs, alice_key: str
+) -> None:
+    with override_settings(MIDDLEWARE=[f"{__name__}.AsyncOnlyMiddleware", *settings.MIDDLEWARE]):
+        handler = EndpointASGIHandler()
+        answer = post(handler, "/mcp", PING, **bearer(alice_key))
+        handler.executor.shutdown(wait=True)
+    assert answer.status == 200
+    assert answer.headers["x-async-stamp"] == "stamped"
+    # The one hop, then the middleware's own way to the event loop and, for the rest of
+    # the chain, back to the request's thread: what a WSGI handler pays for it too.
+    assert (hand_offs.sync_to_async, hand_offs.async_to_sync) == (2, 1)
 
 
 # -- streams, errors -------------------------------------------------------------------------
