@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from django.conf import settings
 from django.core import signals
 from django.core.handlers.asgi import ASGIHandler
 from django.db import connections
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.test import override_settings
 from django.urls import include, path
 
@@ -86,6 +87,7 @@ async def serve(
     body: bytes = b"",
     headers: dict[str, str] | None = None,
     leave_after: int | None = None,
+    raw_query: bytes | None = None,
 ) -> Answer:
     """One request through ``app``; the client leaves once the answer is complete, or after
     ``leave_after`` body messages."""
@@ -108,7 +110,10 @@ async def serve(
         if leave_after is not None and len(bodies) >= leave_after:
             gone.set()
 
-    await asyncio.wait_for(app(scope(method, url, headers or {}, body), receive, send), 30)
+    request = scope(method, url, headers or {}, body)
+    if raw_query is not None:
+        request["query_string"] = raw_query
+    await asyncio.wait_for(app(request, receive, send), 30)
     start = sent[0]
     return Answer(
         status=start["status"],
@@ -322,8 +327,14 @@ class ExplodingView(MCPView):
         raise RuntimeError("boom")
 
 
+class FileView(MCPView):
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> FileResponse:
+        return FileResponse(io.BytesIO(b"y" * 200_000), content_type="text/plain")
+
+
 urlpatterns = [
     path("exploding", ExplodingView.as_view(endpoint=None)),
+    path("file", FileView.as_view(endpoint=None)),
     path("", include(host_urlpatterns)),
 ]
 
@@ -337,6 +348,46 @@ def test_an_exception_in_the_view_is_a_500_as_djangos(
     django = post(ASGIHandler(), "/exploding", PING)
     assert ours.status == django.status == 500
     assert (ours.headers, ours.body) == (django.headers, django.body)
+
+
+# Django's own warning for a synchronous iterator served under ASGI, as its handler serves it.
+@pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators")
+@override_settings(ROOT_URLCONF=__name__)
+def test_a_file_answer_streams_in_the_handlers_chunks(
+    handler: EndpointASGIHandler, noted: list[tuple[str, str, bool]]
+) -> None:
+    answer = asyncio.run(serve(handler, "GET", "/file"))
+    assert answer.status == 200
+    assert answer.body == b"y" * 200_000
+    # 200,000 bytes in blocks of the handler's chunk size (64 KiB), and the closing message.
+    assert answer.messages == 1 + 4 + 1
+    assert [event for event, _, _ in noted] == ["request_started", "request_finished"]
+
+
+def test_a_request_django_refuses_to_build_is_answered_as_by_djangos_handler(
+    handler: EndpointASGIHandler, noted: list[tuple[str, str, bool]]
+) -> None:
+    ours = asyncio.run(serve(handler, "GET", "/mcp", raw_query=b"q=\xff"))
+    assert [event for event, _, _ in noted] == ["request_started", "request_finished"]
+    django = asyncio.run(serve(ASGIHandler(), "GET", "/mcp", raw_query=b"q=\xff"))
+    assert ours.status == django.status == 400
+    assert (ours.headers, ours.body) == (django.headers, django.body)
+
+
+def test_a_client_that_leaves_before_its_body_is_read_gets_nothing(
+    handler: EndpointASGIHandler, noted: list[tuple[str, str, bool]]
+) -> None:
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(handler(scope("POST", "/mcp", {}, b"{}"), receive, send))
+    assert sent == []
+    assert noted == []
 
 
 # -- which paths ------------------------------------------------------------------------------
