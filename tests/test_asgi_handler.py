@@ -88,9 +88,10 @@ async def serve(
     headers: dict[str, str] | None = None,
     leave_after: int | None = None,
     raw_query: bytes | None = None,
+    leave_in: float | None = None,
 ) -> Answer:
     """One request through ``app``; the client leaves once the answer is complete, or after
-    ``leave_after`` body messages."""
+    ``leave_after`` body messages, or ``leave_in`` seconds."""
     gone = asyncio.Event()
     sent: list[dict[str, Any]] = []
     asked: list[bool] = []
@@ -110,6 +111,8 @@ async def serve(
         if leave_after is not None and len(bodies) >= leave_after:
             gone.set()
 
+    if leave_in is not None:
+        asyncio.get_running_loop().call_later(leave_in, gone.set)
     request = scope(method, url, headers or {}, body)
     if raw_query is not None:
         request["query_string"] = raw_query
@@ -320,6 +323,39 @@ def test_a_client_that_leaves_a_stream_ends_it(
     assert answer.headers["content-type"] == "text/event-stream"
     # The handler returned once the client left, and closed the response.
     assert [event for event, _, _ in noted].count("request_finished") == 1
+
+
+def test_a_sessions_get_stream_stays_open_until_the_client_leaves(
+    handler: EndpointASGIHandler,
+    noted: list[tuple[str, str, bool]],
+    alice_key: str,
+    settings: Any,
+) -> None:
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SESSIONS": True}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "tests", "version": "1"},
+        },
+    }
+    opened = post(handler, "/mcp", initialize, **bearer(alice_key))
+    assert opened.status == 200
+    session = {
+        **bearer(alice_key),
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-11-25",
+        "Accept": "text/event-stream",
+    }
+    noted.clear()
+    answer = asyncio.run(serve(handler, "GET", "/mcp", headers=session, leave_in=0.5))
+    assert answer.status == 200
+    assert answer.headers["content-type"] == "text/event-stream"
+    # The stream ended when the client left, and was closed then: request_finished, once.
+    assert [event for event, _, _ in noted] == ["request_started", "request_finished"]
 
 
 class ExplodingView(MCPView):
