@@ -64,7 +64,8 @@ if TYPE_CHECKING:
 
 # As many requests to an endpoint at once as a threaded WSGI worker of this many threads.
 DEFAULT_MAX_THREADS = 64
-# Paths seen, resolved once each: a client sends the same few (a bound keeps a scan cheap).
+# Paths seen, resolved once each: clients send the same few, but any client can send any
+# path, so the memory of them is bounded.
 RESOLVED_PATHS = 1024
 
 
@@ -153,9 +154,10 @@ class EndpointASGIHandler(ASGIHandler):
         sending = asyncio.create_task(send_answer(response, send, self.chunk_size))
         leaving = asyncio.create_task(disconnected(receive))
         await asyncio.wait({sending, leaving}, return_when=asyncio.FIRST_COMPLETED)
+        # Both cancelled before either is awaited: a failure of one leaves no other running.
         for task in (leaving, sending):
-            if not task.done():
-                task.cancel()
+            task.cancel()
+        for task in (leaving, sending):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
