@@ -15,6 +15,8 @@ Each *setup* starts its own servers on 127.0.0.1 (free ports) and runs its compa
 - ``sdk``: ours under gunicorn with 1 worker, with an API key, against the official Python
   SDK's stateless JSON server (``benchmarks/sdk_server.py``) under uvicorn with 1 worker;
 - ``cpu``: no server: ``benchmarks/cpu.py``, the CPU time per request in one process;
+- ``handoffs``: no server: ``benchmarks/asgi_handoffs.py``, the thread hand-offs and CPU
+  time per request under Django's ASGI handler and under ``mcp_endpoint.asgi``'s;
 - ``toolslist``: no server: ``benchmarks/tools_list.py``, the bytes a client loads of
   ``tools/list`` by default (every page) on the demo and on the generated 200-viewset
   product, and the time of that fetch;
@@ -312,7 +314,7 @@ def sdk_setup() -> Setup:
 
 # Run by themselves, after the setups: the in-process CPU table, what a client loads of
 # tools/list, the memory row and the scaling row.
-EXTRAS = ("cpu", "toolslist", "memory", "scaling")
+EXTRAS = ("cpu", "handoffs", "toolslist", "memory", "scaling")
 SCALING_WORKERS = (1, 2, 4)
 
 SETUPS: dict[str, Callable[[], Setup]] = {
@@ -798,6 +800,14 @@ def run_cpu(options: Options) -> str:
     return run_script(command, dict(os.environ), 3600).rstrip()
 
 
+def run_handoffs(options: Options) -> str:
+    """Hand-offs and CPU per request under ASGI handlers (``benchmarks/asgi_handoffs.py``)."""
+    print("\n== handoffs: thread hand-offs per ASGI request (benchmarks/asgi_handoffs.py)")
+    calls = str(max(options.cpu_calls // 2, 100))
+    command = [sys.executable, str(HERE / "asgi_handoffs.py"), "--calls", calls]
+    return run_script(command, dict(os.environ), 3600).rstrip()
+
+
 def run_tools_list() -> tuple[bool, str]:
     """What a client loads of tools/list by default (``benchmarks/tools_list.py``)."""
     print("\n== toolslist: bytes of tools/list a client loads (benchmarks/tools_list.py)")
@@ -850,7 +860,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparisons: list[Comparison] = []
     problems: list[str] = []
     memory: tuple[bool, str] | None = None
-    cpu = ""
+    cpu = handoffs = ""
     listing: tuple[bool, str] | None = None
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = Path(tmp)
@@ -888,6 +898,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if name == "cpu":
                     cpu = run_cpu(options)
                     continue
+                if name == "handoffs":
+                    handoffs = run_handoffs(options)
+                    continue
                 if name == "scaling":
                     skipped = run_scaling(env, workdir, key, options)
                     if skipped:
@@ -911,6 +924,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cpu:
         print()
         print(cpu)
+    if handoffs:
+        print()
+        print(handoffs)
     if listing is not None:
         print()
         print(listing[1])

@@ -4,7 +4,9 @@ Authentication only reads: the classes of :mod:`mcp_endpoint.authentication` nam
 or token they accepted (:func:`note_key_use`, :func:`note_token_use`, which touch nothing
 but this thread's memory), and the UPDATEs run when the request finishes (Django's
 ``request_finished``, sent once the server has the response), so a request never waits
-for them and a refused or failing request writes nothing either way. At most one write a
+for them and a refused or failing request writes nothing either way. (Under
+:mod:`mcp_endpoint.asgi` a complete answer to an endpoint is closed in its one thread
+hand-off, just before it is sent: that once-a-minute write is then waited for.) At most one write a
 minute per credential: requests whose credential was recorded less than a minute ago (as
 its row says, or for a cached key as this process remembers) do not write at all.
 

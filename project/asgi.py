@@ -1,8 +1,12 @@
-"""ASGI entry point of the demo host (``uvicorn project.asgi:application``)."""
+"""ASGI entry point of the demo host (``uvicorn project.asgi:application``).
+
+``mcp_endpoint.asgi.get_asgi_application()`` is Django's handler with requests to ``/mcp``
+(and the other endpoints) served in one thread hand-off each (docs/deployment.md).
+"""
 
 import os
 
-from django.core.asgi import get_asgi_application
+from mcp_endpoint.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 # Django runs each synchronous view of an ASGI request on a thread, and a persistent
