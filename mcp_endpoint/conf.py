@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import reprlib
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -202,7 +203,7 @@ class Check:
     kind: str
 
     def __call__(self, value: Any) -> str | None:
-        return None if self.test(value) else f"must be {self.wanted}"
+        return None if self.test(value) else f"must be {self.wanted}, not {reprlib.repr(value)}"
 
 
 Validator = Flag | Integer | Number | Text | Choice | TextList | DottedPaths | Check
@@ -845,6 +846,7 @@ SETTINGS: tuple[Setting, ...] = (
         E,
         "the cache (an alias in `CACHES`) for sessions, request states and answers posted "
         "back; shared by every worker. Keys are cached in `MCP_ENDPOINT`'s",
+        hint="Name a key of CACHES ('default' unless the host names others).",
     ),
     Setting(
         "REQUEST_STATE_TTL",
