@@ -22,9 +22,9 @@ import difflib
 import math
 import reprlib
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from django.conf import settings as django_settings
 from django.core.signals import setting_changed
@@ -1052,6 +1052,81 @@ DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
 IMPORT_STRINGS = {s.name for s in SETTINGS if isinstance(s.validator, DottedPaths)}
 PROCESS_KEYS = frozenset(s.name for s in SETTINGS if s.scope == P)
 ARGUMENTS: dict[str, Setting] = {s.argument: s for s in SETTINGS if s.scope == E}
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`~mcp_endpoint.endpoint.Endpoint`: each key of scope
+    ``"endpoint"`` in lower case (a test keeps this in step with :data:`SETTINGS`)."""
+
+    server_name: str
+    server_title: str
+    server_version: str
+    server_card: bool | Mapping[str, Any]
+    instructions: str
+    instructions_template: str
+    protocol_versions: Sequence[str]
+    max_request_bytes: int
+    max_json_depth: int
+    max_argument_depth: int
+    max_batch_size: int
+    batch_time_budget: float | None
+    max_query_argument_length: int
+    outage_retry_after: int
+    outage_log_interval: int
+    allowed_origins: Sequence[str]
+    require_credential: bool
+    loopback_only: bool
+    authentication_classes: Sequence[str | type[Any]]
+    throttle_classes: Sequence[str | type[Any]] | None
+    scopes_by_method: Mapping[str, Sequence[str]] | None
+    protocol_rate: str | None
+    scopes: Sequence[str] | None
+    portable_schemas: bool
+    large_choice_list: int
+    tool_budget_bytes: int
+    tools_list_budget_bytes: int
+    tool_discovery: str
+    output_schemas: str
+    toolsets: Sequence[str] | None
+    read_only: bool
+    dynamic_toolsets: bool
+    filter_lookups: str
+    array_bodies: bool
+    api_version: str | None
+    list_page_size: int
+    max_list_items: int
+    max_binary_result_bytes: int
+    show_all_tools: bool
+    text_budget_bytes: int
+    ttl_ms: int
+    log_tool_calls: bool
+    redacted_arguments: Sequence[str]
+    log_row_max_bytes: int
+    resource_url: str | None
+    cache: str
+    request_state_ttl: int
+    confirm_destructive_tools: bool
+    streaming: bool
+    stream_keepalive_seconds: int
+    stream_resume_seconds: int
+    logging: bool
+    client_loggers: Sequence[str]
+    sessions: bool
+    session_idle_seconds: int
+    sessions_per_credential: int
+    subscriptions_redis_url: str | None
+    wsgi_get_streams: bool
+    streams_per_credential: int
+    subscriptions_per_session: int
+    listen_max_uris: int
+    client_request_timeout: int
+    single_threaded_client_request_timeout: int
+    streamed_calls_per_credential: int
+    pending_client_requests_per_credential: int
+    task_backend: str
+    task_ttl_ms: int
+    task_poll_interval_ms: int
+    task_heartbeat_ms: int
 
 
 def endpoint_overrides(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
