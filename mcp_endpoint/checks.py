@@ -31,6 +31,8 @@ def all_endpoints() -> list[Any]:
 
 @register(Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``MCP_ENDPOINT`` and every endpoint's own settings: unknown keys (E001), each value
+    under its key's own id, process keys set per endpoint (E015, E111), W111 and W110."""
     errors: list[CheckMessage] = []
     user = getattr(settings, "MCP_ENDPOINT", {})
     if not isinstance(user, dict):
@@ -133,7 +135,7 @@ def _check_process_keys(label: str, values: dict[str, Any]) -> list[CheckMessage
         Error(
             f"{label} sets {', '.join(keys)}: the process reads "
             f"{'it' if len(keys) == 1 else 'them'} from MCP_ENDPOINT alone, for every endpoint.",
-            hint="Set it in MCP_ENDPOINT.",
+            hint=f"Set {'it' if len(keys) == 1 else 'them'} in MCP_ENDPOINT.",
             id="mcp_endpoint.E015",
         )
     ]
