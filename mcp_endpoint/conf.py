@@ -345,8 +345,14 @@ SETTINGS: tuple[Setting, ...] = (
         Check(_server_card, "True, False, or a dict of the fields a host may give", "bool or dict"),
         "mcp_endpoint.E142",
         E,
-        "the server card at `<endpoint URL>/server-card`: off, on, or a dict of the fields "
-        "a host gives (a reverse-DNS `name`, `description`, `title`, `websiteUrl`, ...)",
+        (
+            "the server card (SEP-2127, experimental) at `<endpoint URL>/server-card`: `True`, or"
+            ' a dict of fields to give (a reverse-DNS `name` such as `"com.example/tracker"`, '
+            "`description`, `title`, `websiteUrl`, `repository`, `icons`, `_meta`); name, "
+            "version, the streamable HTTP remote with its revisions and authentication, "
+            "capabilities and extensions; never tools, resources or prompts (they depend on the "
+            "caller). `mcp_doctor` reads it"
+        ),
         hint='A "name" is reverse-DNS with one slash: "com.example/tracker".',
     ),
     Setting(
@@ -371,7 +377,7 @@ SETTINGS: tuple[Setting, ...] = (
         Check(_protocol_versions, "a non-empty list of known revisions", "list of revisions"),
         "mcp_endpoint.E002",
         E,
-        "the protocol revisions served, legacy and modern alike",
+        "the revisions served",
         hint=f"Known revisions: {', '.join(ALL_VERSIONS)}.",
     ),
     Setting(
@@ -380,7 +386,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E205",
         E,
-        "a larger body is refused with 413 before it is read",
+        "larger bodies get 413 before they are read",
     ),
     Setting(
         "MAX_JSON_DEPTH",
@@ -388,7 +394,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(1, MAX_JSON_DEPTH),
         "mcp_endpoint.E042",
         E,
-        "arrays and objects nested deeper in a body are a parse error (`-32700`)",
+        (
+            "arrays and objects nested deeper in a body are a parse error (400, `-32700`); at "
+            "most 500"
+        ),
         hint="Python's JSON decoder recurses once per level and stops near 1,000 levels; a "
         "body nested that deep must be refused before it gets there.",
     ),
@@ -406,7 +415,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E207",
         E,
-        "messages in one legacy batch; a longer batch is refused (`-32600`)",
+        "messages in one legacy batch; a longer batch is 400, `-32600`, saying the limit",
     ),
     Setting(
         "BATCH_TIME_BUDGET",
@@ -414,8 +423,11 @@ SETTINGS: tuple[Setting, ...] = (
         Number(0, optional=True),
         "mcp_endpoint.E043",
         E,
-        "seconds one batch may spend; messages not started by then are answered with an "
-        "error each (the first always runs); `None` for no budget",
+        (
+            "seconds one batch may spend; messages not started by then are answered with an error"
+            " each (`-32000`, not run); the first always runs; `None` for no budget. Keep it "
+            "under the server's worker timeout"
+        ),
         hint="Keep it below the server's worker timeout (gunicorn's --timeout).",
     ),
     Setting(
@@ -424,8 +436,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E208",
         E,
-        "the longest string a viewset list tool passes on as a query parameter "
-        "(`maxLength` in its input schema)",
+        (
+            "the longest string a viewset tool passes on as a query parameter (search, filters), "
+            "shown as `maxLength` in its input schema; longer is `invalid_arguments`"
+        ),
     ),
     Setting(
         "OUTAGE_RETRY_AFTER",
@@ -453,8 +467,10 @@ SETTINGS: tuple[Setting, ...] = (
         ),
         "mcp_endpoint.E005",
         E,
-        "origins allowed besides loopback (any port) and django-cors-headers' list; exact "
-        "origins or `*.example.com` globs",
+        (
+            "origins allowed besides loopback (any port) and django-cors-headers' allowed "
+            "origins; `*.example.com` globs allowed"
+        ),
     ),
     Setting(
         "REQUIRE_CREDENTIAL",
@@ -462,7 +478,7 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E211",
         E,
-        "whether a request needs a credential at all",
+        "whether a request needs a credential",
     ),
     Setting(
         "LOOPBACK_ONLY",
@@ -470,7 +486,7 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E212",
         E,
-        "answer clients on the loopback interface only (403 for others)",
+        "answer loopback clients only",
     ),
     Setting(
         "AUTHENTICATION_CLASSES",
@@ -481,7 +497,12 @@ SETTINGS: tuple[Setting, ...] = (
         DottedPaths(),
         "mcp_endpoint.E213",
         E,
-        "DRF authentication classes that turn a request into a credential, tried in order",
+        (
+            "DRF authentication classes tried for the credential, in order, as DRF tries them: "
+            "the first that refuses ends the search. Add the host's own classes (simplejwt's "
+            "`JWTAuthentication`, a custom class, `SessionAuthentication`) after the app's; see "
+            "[Authentication variety](rest_framework.md#authentication-variety)"
+        ),
         hint="Check the spelling, and that the module imports.",
     ),
     Setting(
@@ -490,8 +511,11 @@ SETTINGS: tuple[Setting, ...] = (
         DottedPaths(optional=True),
         "mcp_endpoint.E214",
         E,
-        "DRF throttles for each message that runs host code; `None` means "
-        '`REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]`',
+        (
+            "DRF throttles for each message that runs host code (`tools/call`, `resources/read`, "
+            "`prompts/get`, `completion/complete`), with the REST API's counters; `None` means "
+            '`REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]`'
+        ),
         hint="Check the spelling, and that the module imports.",
     ),
     Setting(
@@ -504,9 +528,13 @@ SETTINGS: tuple[Setting, ...] = (
         ),
         "mcp_endpoint.E030",
         E,
-        "the default scope policy: the scopes a credential needs per HTTP method (`*` for "
-        "the others) on views that declare none, on REST and `/mcp` alike (REST reads "
-        "`MCP_ENDPOINT`'s); `None` turns it off",
+        (
+            "the default scope policy: on views that declare no scope policy of their own, the "
+            'scopes a key or token needs per HTTP method (`"*"` for the others), on the REST API '
+            "and at `/mcp` alike, refused by the permission `mcp_endpoint.permissions.HasScopes` "
+            "(which the app's authentication classes apply to views that do not list it); `None` "
+            "turns it off (`W031` under `check --deploy`)"
+        ),
         hint='For example {"GET": ["read"], "HEAD": ["read"], "OPTIONS": ["read"], '
         '"*": ["write"]}.',
     ),
@@ -516,8 +544,11 @@ SETTINGS: tuple[Setting, ...] = (
         Check(_rate, "a rate such as '1200/minute', or None", "rate or None"),
         "mcp_endpoint.E040",
         E,
-        "the per-credential limit on protocol messages (`initialize`, `ping`, lists), in "
-        "DRF's rate syntax; `None` for none",
+        (
+            "the per-credential limit on every other message (`initialize`, `ping`, lists, "
+            "`server/discover`), in DRF's rate syntax; `None` for none; notifications are never "
+            "counted"
+        ),
         hint="DRF's rate syntax: a number of requests, '/', and second, minute, hour or day.",
     ),
     Setting(
@@ -534,7 +565,7 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E216",
         E,
-        "refuse to start (E012) when a tool schema has a `$ref` or a type array",
+        "refuse to start when a tool schema has a `$ref` or a type array",
     ),
     Setting(
         "LARGE_CHOICE_LIST",
@@ -542,8 +573,11 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E217",
         E,
-        "a longer choice list appears once per input schema as `enum` and not at all in "
-        "output schemas",
+        (
+            "a choice list longer than this appears once per input schema as `enum`, without "
+            "drf-spectacular's generated list of its labels, and not at all in output schemas "
+            "(the type stays)"
+        ),
     ),
     Setting(
         "TOOL_BUDGET_BYTES",
@@ -551,7 +585,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E218",
         E,
-        "a check warns (W051) when one tool's `tools/list` entry is larger (JSON bytes)",
+        "a check warns when one tool's `tools/list` entry is larger (JSON bytes)",
     ),
     Setting(
         "TOOLS_LIST_BUDGET_BYTES",
@@ -559,8 +593,12 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E219",
         E,
-        "what a client loads of `tools/list`: past it, output schemas go, then the list "
-        "becomes `search_tools` and `call_tool`",
+        (
+            "what a client loads of `tools/list` (every page together): past it, the list a "
+            "connection is served drops its output schemas (`OUTPUT_SCHEMAS`), then becomes "
+            "`search_tools` and `call_tool` (`TOOL_DISCOVERY`); see [a large "
+            "product](rest_framework.md#a-large-product-toolsets-read-only-and-discovery)"
+        ),
     ),
     Setting(
         "TOOL_DISCOVERY",
@@ -568,7 +606,10 @@ SETTINGS: tuple[Setting, ...] = (
         Choice(DISCOVERY_CHOICES),
         "mcp_endpoint.E220",
         E,
-        "whether the two discovery tools replace the list: by its size, always or never",
+        (
+            '`"auto"`: the two discovery tools replace a list over the budget; `"always"`: '
+            'whatever its size; `"never"`: the full list however large (`W052` warns)'
+        ),
         hint="'auto' decides by the size of the list (TOOLS_LIST_BUDGET_BYTES).",
     ),
     Setting(
@@ -577,7 +618,11 @@ SETTINGS: tuple[Setting, ...] = (
         Choice(DISCOVERY_CHOICES),
         "mcp_endpoint.E221",
         E,
-        "whether tools/list carries output schemas: when the list fits with them, always or never",
+        (
+            '`"auto"`: output schemas are sent when the list fits with them (never in '
+            '`search_tools` results); `"always"`; `"never"`. Structured results are the same '
+            "either way"
+        ),
         hint="'auto' decides by the size of the list (TOOLS_LIST_BUDGET_BYTES).",
     ),
     Setting(
@@ -586,19 +631,38 @@ SETTINGS: tuple[Setting, ...] = (
         TextList(optional=True, item=_toolset_name, items_are="toolset names"),
         "mcp_endpoint.E222",
         E,
-        "the toolsets this endpoint serves (`None`: all); a client narrows them further",
+        (
+            "the toolsets this endpoint serves (`None`: all); a tool outside them is neither "
+            "listed nor callable. A client narrows it with `/mcp/x/a,b`, `?toolsets=a,b` or "
+            "`MCP-Toolsets: a,b`"
+        ),
         hint="Names are lower-case letters, digits, '_' and '-' (a viewset's are named "
         "after its objects: 'device_types').",
     ),
-    Setting("READ_ONLY", False, Flag(), "mcp_endpoint.E223", E, "serve read-only tools only"),
+    Setting(
+        "READ_ONLY",
+        False,
+        Flag(),
+        "mcp_endpoint.E223",
+        E,
+        (
+            "serve read-only tools only; a client asks for it with `/mcp/readonly`, "
+            "`?read_only=1` or `MCP-Read-Only: 1`"
+        ),
+    ),
     Setting(
         "DYNAMIC_TOOLSETS",
         True,
         Flag(),
         "mcp_endpoint.E224",
         E,
-        "in the compact form, offer `enable_toolset` where the client hears "
-        "`notifications/tools/list_changed`",
+        (
+            "in the compact form, offer `enable_toolset` (a toolset's tools join the list, "
+            "`notifications/tools/list_changed` says so, `tools.listChanged` is announced) where "
+            "the client hears the change: a legacy client that accepts `text/event-stream` with "
+            "`STREAMING` on, a 2026-07-28 one where listen streams are served; see [a large "
+            "product](rest_framework.md#a-large-product-toolsets-read-only-and-discovery)"
+        ),
     ),
     Setting(
         "FILTER_LOOKUPS",
@@ -606,8 +670,11 @@ SETTINGS: tuple[Setting, ...] = (
         Choice(FILTER_LOOKUP_CHOICES),
         "mcp_endpoint.E225",
         E,
-        "the django-filter filters of a list tool: exact ones, those and the other lookups "
-        "in one `lookups` argument, or every filter an argument",
+        (
+            'the django-filter filters of a list tool: `"exact"` (each field\'s exact filter and '
+            'its multi-value form, `name`, `id__in`), `"grouped"` (those, and every other lookup '
+            'in one `lookups` object argument) or `"all"` (every filter an argument of its own)'
+        ),
         hint="'grouped' offers each filter's exact form, and the other lookups in one "
         "object argument.",
     ),
@@ -617,8 +684,10 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E226",
         E,
-        "a body of one object or a list of them gives the tool one `items` argument "
-        "instead of the object's fields",
+        (
+            "a body that is one object or a list of them gives the tool the object's fields; "
+            "`True` gives it one `items` argument, the list"
+        ),
     ),
     Setting(
         "API_VERSION",
@@ -626,7 +695,11 @@ SETTINGS: tuple[Setting, ...] = (
         Text(optional=True),
         "mcp_endpoint.E227",
         E,
-        "the API version views are described and called with; `None`: each view's default",
+        (
+            "the API version views are described and called with (`Accept: application/json; "
+            "version=...` under `AcceptHeaderVersioning`); `None` means each view's default "
+            "version; `register_viewset(version=...)` wins"
+        ),
         hint="A version string such as '2.1'.",
     ),
     Setting(
@@ -643,7 +716,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E229",
         E,
-        "the most items an unpaginated list tool returns",
+        "cap on the items of an unpaginated list tool",
     ),
     Setting(
         "MAX_BINARY_RESULT_BYTES",
@@ -651,7 +724,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E230",
         E,
-        "the largest file a tool returns as an embedded resource; larger is a tool error",
+        (
+            "the largest file (PDF, image, CSV export) an action's tool returns as an embedded "
+            "resource; a larger one is a `too_large` tool error, never a cut file"
+        ),
     ),
     Setting(
         "TOOL_MIDDLEWARE",
@@ -659,8 +735,11 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E231",
         P,
-        "a viewset tool's call passes through the product's `MIDDLEWARE` for the action's "
-        "URL (`False`: straight to the view)",
+        (
+            "a viewset tool's call passes through the product's `MIDDLEWARE` for the action's "
+            "URL, as its REST request would; `False` calls the view directly. Process-wide: "
+            "`MCP_ENDPOINT` only; see [rest_framework.md](rest_framework.md#calls)"
+        ),
         hint="True runs the product's MIDDLEWARE for each viewset tool call.",
     ),
     Setting(
@@ -669,7 +748,11 @@ SETTINGS: tuple[Setting, ...] = (
         TextList(items_are="dotted paths, as MIDDLEWARE lists them"),
         "mcp_endpoint.E232",
         P,
-        "`MIDDLEWARE` entries a tool call does not run, besides those it never runs",
+        (
+            "`MIDDLEWARE` entries a tool call does not run, besides those it never runs (the "
+            "app's outage middleware, CORS, WhiteNoise, and the session middleware when the "
+            "session is shared). Process-wide"
+        ),
     ),
     Setting(
         "SHOW_ALL_TOOLS",
@@ -677,7 +760,7 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E233",
         E,
-        "`tools/list` shows every tool, not only those the credential's scopes allow",
+        "list tools whose scopes the credential lacks",
     ),
     Setting(
         "TEXT_BUDGET_BYTES",
@@ -685,7 +768,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E234",
         E,
-        "a tool's text is cut past this many bytes, with a note on narrowing it",
+        "a tool's text is cut past this, with a note on narrowing the query",
     ),
     Setting(
         "TTL_MS",
@@ -693,7 +776,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(0),
         "mcp_endpoint.E235",
         E,
-        "`ttlMs` on cacheable modern results (milliseconds)",
+        "`ttlMs` on cacheable modern results",
     ),
     Setting(
         "API_KEY_PREFIX",
@@ -717,7 +800,11 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(0),
         "mcp_endpoint.E041",
         P,
-        "keep validated API keys in `CACHE` this long (`0`: off); see W040",
+        (
+            "keep validated API keys (with their user) in `CACHE` this long, never past a key's "
+            "expiry; key and user saves and deletes drop the entry at once (see "
+            "[performance](performance.md)); global only"
+        ),
     ),
     Setting(
         "KEY_MEMORY_SECONDS",
@@ -725,8 +812,13 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(0),
         "mcp_endpoint.E044",
         P,
-        "keep verified API keys in each worker's memory this long where `CACHE` is Redis "
-        "(`0`: off)",
+        (
+            "keep verified API keys (with their user) in each worker's own memory this long, "
+            "never past a key's expiry, where `CACHE` is Redis (elsewhere it is off); every key "
+            "and user change is published on Redis once committed and dropped by every worker "
+            "before the change is acknowledged; `0` turns it off (see "
+            "[performance](performance.md#each-workers-memory-of-keys)); global only"
+        ),
     ),
     Setting(
         "API_KEY_DEFAULT_EXPIRY_DAYS",
@@ -734,7 +826,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E238",
         P,
-        "the expiry a new key is offered, in days (account pages and admin)",
+        "the expiry a new key is offered, in days, on the account pages and in the admin",
     ),
     Setting(
         "LOG_TOOL_CALLS",
@@ -758,7 +850,11 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E241",
         E,
-        "the most a call-log row's arguments and error text take together; past it both are cut",
+        (
+            "the most a call-log row's arguments (as JSON) and error text take together; past it "
+            'the error text keeps a quarter and the arguments become `{"[truncated]": "<size> '
+            'bytes …", "start": "<their JSON, cut>"}`'
+        ),
     ),
     Setting(
         "LOG_RETENTION_DAYS",
@@ -766,7 +862,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(optional=True),
         "mcp_endpoint.E242",
         P,
-        "`manage.py mcp_prune_calls` deletes call-log rows older than this; `None` keeps them",
+        "`manage.py mcp_prune_calls` deletes log rows older than this; `None` keeps them all",
     ),
     Setting(
         "RESOURCE_URL",
@@ -785,7 +881,7 @@ SETTINGS: tuple[Setting, ...] = (
         DottedPaths(),
         "mcp_endpoint.E244",
         P,
-        "checks every dynamic registration passes, in order, before the toolkit sees it",
+        "checks every dynamic registration passes before django-oauth-toolkit sees it",
         hint="Check the spelling, and that the module imports.",
     ),
     Setting(
@@ -811,8 +907,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(0),
         "mcp_endpoint.E247",
         P,
-        "`manage.py mcp_oauth_cleanup` deletes self-registered clients without a token "
-        "once this old",
+        (
+            "age after which `manage.py mcp_oauth_cleanup` deletes a self-registered client that "
+            "never obtained a token"
+        ),
     ),
     Setting(
         "OAUTH_ACCEPT_UNBOUND_TOKENS",
@@ -820,7 +918,10 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E248",
         P,
-        "accept at `/mcp` OAuth tokens issued for no resource (RFC 8707); W072",
+        (
+            "accept at `/mcp` OAuth tokens issued for no resource (RFC 8707); read once for the "
+            "process, not per endpoint"
+        ),
     ),
     Setting(
         "OAUTH_REDIRECT_URI_HOSTS",
@@ -836,7 +937,7 @@ SETTINGS: tuple[Setting, ...] = (
         TextList(),
         "mcp_endpoint.E249",
         P,
-        "hosts an https redirect URI may name, in `ALLOWED_HOSTS` syntax (loopback always)",
+        "hosts an https redirect URI may name (loopback is always allowed)",
     ),
     Setting(
         "CACHE",
@@ -844,8 +945,10 @@ SETTINGS: tuple[Setting, ...] = (
         Check(_cache_alias, "an alias in CACHES", "cache alias"),
         "mcp_endpoint.E008",
         E,
-        "the cache (an alias in `CACHES`) for sessions, request states and answers posted "
-        "back; shared by every worker. Keys are cached in `MCP_ENDPOINT`'s",
+        (
+            "the cache (an alias in `CACHES`) for sessions, used request states and answers "
+            "posted back by clients; every worker must share it"
+        ),
         hint="Name a key of CACHES ('default' unless the host names others).",
     ),
     Setting(
@@ -862,7 +965,11 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E251",
         E,
-        "ask the user through elicitation before a destructive tool runs",
+        (
+            "ask the user through elicitation before a destructive tool runs, when the client "
+            "declares elicitation; a legacy client without a session cannot be asked and gets the"
+            " tool error `confirmation_unavailable` instead"
+        ),
     ),
     Setting(
         "STREAMING",
@@ -870,7 +977,10 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E252",
         E,
-        "answer as SSE when the client accepts it and the call reports progress or logs",
+        (
+            "answer a tool call as SSE when the client accepts `text/event-stream` and the call "
+            "reports progress or logs"
+        ),
     ),
     Setting(
         "STREAM_KEEPALIVE_SECONDS",
@@ -878,7 +988,7 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E253",
         E,
-        "seconds between comment lines on a quiet stream",
+        "comment lines on a quiet stream",
     ),
     Setting(
         "STREAM_RESUME_SECONDS",
@@ -886,7 +996,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E254",
         E,
-        "how long a streamed answer's events stay in `CACHE`, for a client that resumes",
+        (
+            "in a legacy session, how long a streamed answer's events stay in `CACHE` after the "
+            "last one, for a client that resumes (`GET` with `Last-Event-ID`)"
+        ),
     ),
     Setting(
         "LOGGING",
@@ -894,7 +1007,10 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E255",
         E,
-        "announce the (deprecated) `logging` capability",
+        (
+            "announce the (deprecated) `logging` capability; tools' `context.log()` and the "
+            "`CLIENT_LOGGERS` records then reach clients that ask"
+        ),
     ),
     Setting(
         "CLIENT_LOGGERS",
@@ -902,7 +1018,10 @@ SETTINGS: tuple[Setting, ...] = (
         TextList(nonempty_items=True, items_are="logger names"),
         "mcp_endpoint.E080",
         E,
-        "Python loggers whose records, emitted while a streamed call runs, reach its client",
+        (
+            "Python loggers (children included) whose records, emitted while a streamed call "
+            "runs, go to that call's client as `notifications/message`"
+        ),
         hint="For instance ['mcp_endpoint', 'myapp']: each logger's children are included.",
     ),
     Setting(
@@ -911,7 +1030,7 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E256",
         E,
-        "legacy sessions (`Mcp-Session-Id`), kept in `CACHE`",
+        "legacy sessions (`Mcp-Session-Id`)",
     ),
     Setting(
         "SESSION_IDLE_SECONDS",
@@ -935,8 +1054,12 @@ SETTINGS: tuple[Setting, ...] = (
         Text(optional=True),
         "mcp_endpoint.E259",
         E,
-        "the Redis that carries resource updates between processes; `None`: `CACHE`'s "
-        "Redis, else this process only",
+        (
+            "the Redis whose pub/sub carries resource updates between processes; `None` uses the "
+            "Redis of `CACHE` when it is Django's `RedisCache`, else updates stay in one process "
+            "(and `resources.subscribe` is announced only by a server that is one process: see "
+            "[deployment](deployment.md))"
+        ),
     ),
     Setting(
         "WSGI_GET_STREAMS",
@@ -944,7 +1067,12 @@ SETTINGS: tuple[Setting, ...] = (
         Flag(),
         "mcp_endpoint.E260",
         E,
-        "serve a session's `GET` stream under WSGI too, where it holds a worker",
+        (
+            "serve a session's `GET` stream (resource updates) under WSGI too, where it holds a "
+            "worker while open; under ASGI it is always served. `resources.subscribe` is "
+            "announced to a WSGI client only with it on and a threaded server "
+            "(`wsgi.multithread`)"
+        ),
     ),
     Setting(
         "STREAMS_PER_CREDENTIAL",
@@ -952,7 +1080,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E261",
         E,
-        "open streams one credential may hold (429 beyond)",
+        (
+            "open streams one credential may hold: session `GET` streams, resumed streams "
+            "(`Last-Event-ID`) and `subscriptions/listen` streams (429 beyond)"
+        ),
     ),
     Setting(
         "SUBSCRIPTIONS_PER_SESSION",
@@ -960,7 +1091,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E262",
         E,
-        "resources one legacy session may subscribe to",
+        (
+            "resources one legacy session may subscribe to; one more is refused (`-32602`, saying"
+            " the limit) until the client unsubscribes from one"
+        ),
     ),
     Setting(
         "LISTEN_MAX_URIS",
@@ -968,7 +1102,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E263",
         E,
-        "resource URIs one `subscriptions/listen` may name",
+        (
+            "resource URIs one `subscriptions/listen` may name, duplicates included; a longer "
+            "list is refused (`-32602`, saying the limit) before any is read"
+        ),
     ),
     Setting(
         "CLIENT_REQUEST_TIMEOUT",
@@ -984,7 +1121,12 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E265",
         E,
-        "the same wait under a WSGI server that serves one request per process at a time",
+        (
+            "the same wait under a WSGI server that serves one request per process at a time "
+            "(`wsgi.multithread` false: gunicorn's sync workers), where a waiting call holds the "
+            "whole worker: kept under gunicorn's 30 s worker timeout; the smaller of the two "
+            "applies"
+        ),
     ),
     Setting(
         "STREAMED_CALLS_PER_CREDENTIAL",
@@ -992,8 +1134,12 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E266",
         E,
-        "calls of one credential running at once in the stream pool; below "
-        "`STREAM_POOL_SIZE` (E009)",
+        (
+            "calls of one credential running at once in the stream pool (counted in `CACHE`, "
+            "across processes); beyond, a call answers as plain JSON in its request thread, and "
+            "asking its client for input ends it with the tool error `stream_capacity`; below "
+            "`STREAM_POOL_SIZE`"
+        ),
     ),
     Setting(
         "PENDING_CLIENT_REQUESTS_PER_CREDENTIAL",
@@ -1001,7 +1147,11 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E267",
         E,
-        "requests of one credential's calls awaiting the client's answer at once",
+        (
+            "requests (elicitation, sampling, roots) of one credential's calls awaiting the "
+            "client's answer at once (counted in `CACHE`); beyond, the call ends with the tool "
+            "error `too_many_waiting` before anything is sent"
+        ),
     ),
     Setting(
         "STREAM_POOL_SIZE",
@@ -1009,7 +1159,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E268",
         P,
-        "threads per process that run streamed calls",
+        (
+            "threads per process that run streamed calls, started with the first one; a call that"
+            " finds them all busy answers as plain JSON; global only"
+        ),
     ),
     Setting(
         "TASK_BACKEND",
@@ -1017,7 +1170,10 @@ SETTINGS: tuple[Setting, ...] = (
         Text(nonempty=True),
         "mcp_endpoint.E269",
         E,
-        "the backend (an alias in `TASKS`) long-running tools run on (E093)",
+        (
+            "the backend (an alias in Django's `TASKS`) long-running tools run on; see "
+            "[tasks](tasks.md)"
+        ),
     ),
     Setting(
         "TASK_TTL_MS",
@@ -1025,7 +1181,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E270",
         E,
-        "how long a task and its result are kept after creation (`ttlMs`)",
+        (
+            "how long a task and its result are kept after it was created (`ttlMs`); `tasks/get` "
+            "then says it does not exist"
+        ),
     ),
     Setting(
         "TASK_POLL_INTERVAL_MS",
@@ -1041,8 +1200,10 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         "mcp_endpoint.E272",
         E,
-        "how often the worker running a task says it is alive; three missed fail it as "
-        "lost. Workers read `MCP_ENDPOINT`'s",
+        (
+            "how often the worker running a task writes that it is alive; a task still `working` "
+            "whose worker missed three is failed as lost (see [tasks](tasks.md))"
+        ),
     ),
 )
 
