@@ -47,7 +47,7 @@ def make_tool(number: int) -> Callable[..., Any]:
     return tool
 
 
-bench = Endpoint("bench", settings={"SERVER_NAME": "bench"})
+bench = Endpoint("bench", server_name="bench")
 for number in range(TOOL_COUNT):
     bench.add_tool(
         FunctionTool(
@@ -61,15 +61,11 @@ TRIVIAL = {"readOnlyHint": True, "openWorldHint": False}
 bench.add_tool(FunctionTool(add, scopes=["read"], annotations=TRIVIAL))
 
 # The same tool objects, listed in one page.
-bench_all = Endpoint(
-    "bench-all", settings={"SERVER_NAME": "bench-all", "LIST_PAGE_SIZE": TOOL_COUNT + 1}
-)
+bench_all = Endpoint("bench-all", server_name="bench-all", list_page_size=TOOL_COUNT + 1)
 for tool in bench.tools:
     bench_all.add_tool(tool)
 
-open_bench = Endpoint(
-    "bench-open", settings={"SERVER_NAME": "bench-open", "REQUIRE_CREDENTIAL": False}
-)
+open_bench = Endpoint("bench-open", server_name="bench-open", require_credential=False)
 open_bench.add_tool(FunctionTool(add, annotations=TRIVIAL))
 
 urlpatterns = [

@@ -11,18 +11,12 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from mcp_endpoint import server_card, ui
-from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS
+from mcp_endpoint import ui
+from mcp_endpoint.conf import DEFAULTS, PROCESS_KEYS, SETTINGS, Setting
 from mcp_endpoint.protocol.headers import schema_problems as header_schema_problems
-from mcp_endpoint.protocol.versions import ALL_VERSIONS
 from mcp_endpoint.schema import has_ref_or_type_array, metaschema_errors
 from mcp_endpoint.tools import TOOL_NAME
-from mcp_endpoint.toolsets import (
-    DISCOVERY_CHOICES,
-    OUTPUT_SCHEMA_CHOICES,
-    TOOLSET_NAME,
-    list_bytes,
-)
+from mcp_endpoint.toolsets import list_bytes
 
 
 def all_endpoints() -> list[Any]:
@@ -35,26 +29,10 @@ def all_endpoints() -> list[Any]:
     return sorted(endpoints, key=lambda e: e.name)
 
 
-POSITIVE_INTEGER_KEYS = (
-    "MAX_REQUEST_BYTES",
-    "LIST_PAGE_SIZE",
-    "TEXT_BUDGET_BYTES",
-    "MAX_BINARY_RESULT_BYTES",
-    "TTL_MS",
-    "API_KEY_DEFAULT_EXPIRY_DAYS",
-    "MAX_ARGUMENT_DEPTH",
-    "MAX_BATCH_SIZE",
-    "MAX_QUERY_ARGUMENT_LENGTH",
-    "OUTAGE_RETRY_AFTER",
-    "OUTAGE_LOG_INTERVAL",
-    "LOG_ROW_MAX_BYTES",
-)
-# The deepest body MAX_JSON_DEPTH may allow: well inside the decoder's recursion limit.
-MAX_JSON_DEPTH = 500
-
-
 @register(Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``MCP_ENDPOINT`` and every endpoint's own settings: unknown keys (E001), each value
+    under its key's own id, process keys set per endpoint (E015, E111), W111 and W110."""
     errors: list[CheckMessage] = []
     user = getattr(settings, "MCP_ENDPOINT", {})
     if not isinstance(user, dict):
@@ -64,7 +42,10 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     ]
     for label, values in sources:
         errors.extend(_check_values(label, values))
-        errors.extend(_check_schema_settings(label, values))
+        errors.extend(check_setting_values(label, values))
+        if label != "MCP_ENDPOINT":
+            errors.extend(_check_process_keys(label, values))
+        errors.extend(_check_tool_middleware(label, values))
         errors.extend(_check_bearer_order(f"{label}['AUTHENTICATION_CLASSES']", values))
     rest = getattr(settings, "REST_FRAMEWORK", {})
     if isinstance(rest, dict):
@@ -90,7 +71,7 @@ def _check_bearer_order(label: str, values: dict[str, Any]) -> list[CheckMessage
         try:
             classes.append(import_string(entry) if isinstance(entry, str) else entry)
         except ImportError:
-            continue  # E004
+            continue  # its type check says so
     names = [[base.__name__ for base in getattr(cls, "__mro__", ())] for cls in classes]
     for index, mro in enumerate(names):
         claiming = next((n for n in mro if n in BEARER_CLAIMING_CLASSES), None)
@@ -114,77 +95,6 @@ def _check_bearer_order(label: str, values: dict[str, Any]) -> list[CheckMessage
     return []
 
 
-FILTER_LOOKUP_CHOICES = ("exact", "grouped", "all")
-
-
-def _check_schema_settings(label: str, values: dict[str, Any]) -> list[CheckMessage]:
-    """The settings of what tool schemas hold and how large they may grow (E050)."""
-    errors: list[CheckMessage] = []
-    for key in ("LARGE_CHOICE_LIST", "TOOL_BUDGET_BYTES", "TOOLS_LIST_BUDGET_BYTES"):
-        value = values.get(key)
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 1
-        ):
-            errors.append(
-                Error(
-                    f"{label}[{key!r}] must be a positive integer.",
-                    hint=f"The default is {DEFAULTS[key]}.",
-                    id="mcp_endpoint.E050",
-                )
-            )
-    lookups = values.get("FILTER_LOOKUPS")
-    if lookups is not None and lookups not in FILTER_LOOKUP_CHOICES:
-        errors.append(
-            Error(
-                f"{label}['FILTER_LOOKUPS'] must be one of {', '.join(FILTER_LOOKUP_CHOICES)}.",
-                hint="'grouped' offers each filter's exact form, and the other lookups in one "
-                "object argument.",
-                id="mcp_endpoint.E050",
-            )
-        )
-    for key, choices in (
-        ("TOOL_DISCOVERY", DISCOVERY_CHOICES),
-        ("OUTPUT_SCHEMAS", OUTPUT_SCHEMA_CHOICES),
-    ):
-        if key in values and values[key] not in choices:
-            errors.append(
-                Error(
-                    f"{label}[{key!r}] must be one of {', '.join(choices)}.",
-                    hint="'auto' decides by the size of the list (TOOLS_LIST_BUDGET_BYTES).",
-                    id="mcp_endpoint.E050",
-                )
-            )
-    toolsets = values.get("TOOLSETS")
-    if toolsets is not None and (
-        not isinstance(toolsets, list | tuple)
-        or not all(isinstance(t, str) and TOOLSET_NAME.match(t) for t in toolsets)
-    ):
-        errors.append(
-            Error(
-                f"{label}['TOOLSETS'] must be None or a list of toolset names.",
-                hint="Names are lower-case letters, digits, '_' and '-' (a viewset's are "
-                "named after its objects: 'device_types').",
-                id="mcp_endpoint.E050",
-            )
-        )
-    for key in ("READ_ONLY", "DYNAMIC_TOOLSETS"):
-        if key in values and not isinstance(values[key], bool):
-            errors.append(Error(f"{label}[{key!r}] must be True or False.", id="mcp_endpoint.E050"))
-    if "ARRAY_BODIES" in values and not isinstance(values["ARRAY_BODIES"], bool):
-        errors.append(
-            Error(f"{label}['ARRAY_BODIES'] must be True or False.", id="mcp_endpoint.E050")
-        )
-    version = values.get("API_VERSION")
-    if version is not None and not isinstance(version, str):
-        errors.append(
-            Error(
-                f"{label}['API_VERSION'] must be a version string such as '2.1', or None.",
-                id="mcp_endpoint.E050",
-            )
-        )
-    return errors
-
-
 def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
     for key in sorted(set(values) - set(DEFAULTS)):
@@ -195,111 +105,45 @@ def _check_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
                 id="mcp_endpoint.E001",
             )
         )
-    versions = values.get("PROTOCOL_VERSIONS")
-    if versions is not None and (
-        not isinstance(versions, list | tuple)
-        or not versions
-        or any(v not in ALL_VERSIONS for v in versions)
-    ):
-        errors.append(
-            Error(
-                f"{label}['PROTOCOL_VERSIONS'] must be a non-empty list of known revisions.",
-                hint=f"Known revisions: {', '.join(ALL_VERSIONS)}.",
-                id="mcp_endpoint.E002",
-            )
-        )
-    for key in POSITIVE_INTEGER_KEYS:
-        value = values.get(key)
-        if value is not None and (
-            not isinstance(value, int)
-            or isinstance(value, bool)
-            or value < (0 if key == "TTL_MS" else 1)
-        ):
-            errors.append(
-                Error(f"{label}[{key!r}] must be a positive integer.", id="mcp_endpoint.E003")
-            )
-    for key in IMPORT_STRINGS:
-        for dotted in values.get(key) or []:
-            if isinstance(dotted, str):
-                try:
-                    import_string(dotted)
-                except ImportError as exc:
-                    errors.append(
-                        Error(
-                            f"{label}[{key!r}] names {dotted!r}, which cannot be imported.",
-                            hint=str(exc),
-                            id="mcp_endpoint.E004",
-                        )
-                    )
-    errors.extend(_check_body_limits(label, values))
-    errors.extend(_check_rate_and_key_cache(label, values))
-    errors.extend(_check_tool_middleware(label, values))
-    errors.extend(_check_scopes_and_origins(label, values))
     return errors
 
 
-def _check_body_limits(label: str, values: dict[str, Any]) -> list[CheckMessage]:
-    """E042, E043: how deep a body may nest, how long a batch may take."""
+def check_setting_values(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """Each value of ``values`` (``MCP_ENDPOINT``, or an endpoint's settings) that its
+    key's validator refuses, under that key's own check id (see :data:`conf.SETTINGS`)."""
     errors: list[CheckMessage] = []
-    depth = values.get("MAX_JSON_DEPTH")
-    if depth is not None and (
-        not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_JSON_DEPTH
-    ):
-        errors.append(
-            Error(
-                f"{label}['MAX_JSON_DEPTH'] must be an integer from 1 to {MAX_JSON_DEPTH}.",
-                hint="Python's JSON decoder recurses once per level and stops near 1,000 "
-                "levels; a body nested that deep must be refused before it gets there.",
-                id="mcp_endpoint.E042",
-            )
-        )
-    budget = values.get("BATCH_TIME_BUDGET", 1.0)
-    if budget is not None and (
-        not isinstance(budget, int | float) or isinstance(budget, bool) or not budget >= 0
-    ):
-        errors.append(
-            Error(
-                f"{label}['BATCH_TIME_BUDGET'] must be a number of seconds (0 or more) or None.",
-                hint="Keep it below the server's worker timeout (gunicorn's --timeout).",
-                id="mcp_endpoint.E043",
-            )
-        )
+    for setting in SETTINGS:
+        if setting.name in values:
+            errors.extend(_setting_errors(label, setting, values[setting.name]))
     return errors
 
 
-def _check_scopes_and_origins(label: str, values: dict[str, Any]) -> list[CheckMessage]:
-    """E030, E005: the scope policy's method map, the origins a browser may call from."""
-    errors: list[CheckMessage] = []
-    if "SCOPES_BY_METHOD" in values and not _is_scope_mapping(values["SCOPES_BY_METHOD"]):
-        errors.append(
-            Error(
-                f"{label}['SCOPES_BY_METHOD'] must map HTTP methods (or '*') to lists of "
-                "scopes, or be None.",
-                hint='For example {"GET": ["read"], "HEAD": ["read"], "OPTIONS": ["read"], '
-                '"*": ["write"]}.',
-                id="mcp_endpoint.E030",
-            )
+def _setting_errors(label: str, setting: Setting, value: Any) -> list[CheckMessage]:
+    problem = setting.problem(value)
+    if problem is None:
+        return []
+    return [Error(f"{label}[{setting.name!r}] {problem}.", hint=setting.hint, id=setting.check_id)]
+
+
+def _check_process_keys(label: str, values: dict[str, Any]) -> list[CheckMessage]:
+    """E015: an endpoint's settings set a key the process reads once for every endpoint,
+    so the endpoint's value would be silently ignored (E111 says so for the middleware)."""
+    keys = sorted(PROCESS_KEYS.intersection(values) - {"TOOL_MIDDLEWARE", "TOOL_MIDDLEWARE_SKIP"})
+    if not keys:
+        return []
+    return [
+        Error(
+            f"{label} sets {', '.join(keys)}: the process reads "
+            f"{'it' if len(keys) == 1 else 'them'} from MCP_ENDPOINT alone, for every endpoint.",
+            hint=f"Set {'it' if len(keys) == 1 else 'them'} in MCP_ENDPOINT.",
+            id="mcp_endpoint.E015",
         )
-    origins = values.get("ALLOWED_ORIGINS")
-    if origins is not None and (
-        not isinstance(origins, list | tuple)
-        or not all(
-            isinstance(o, str) and (o.startswith(("http://", "https://", "*."))) for o in origins
-        )
-    ):
-        errors.append(
-            Error(
-                f"{label}['ALLOWED_ORIGINS'] must list origins such as 'https://claude.ai' "
-                "or host globs such as '*.example.com'.",
-                id="mcp_endpoint.E005",
-            )
-        )
-    return errors
+    ]
 
 
 def _check_tool_middleware(label: str, values: dict[str, Any]) -> list[CheckMessage]:
-    """E111: the request path of tool calls, set wrongly or per endpoint; W111: a skipped
-    middleware the product does not list."""
+    """E111: the request path of tool calls, set per endpoint; W111: a skipped middleware
+    the product does not list."""
     keys = [k for k in ("TOOL_MIDDLEWARE", "TOOL_MIDDLEWARE_SKIP") if k in values]
     if label != "MCP_ENDPOINT":
         if not keys:
@@ -313,24 +157,9 @@ def _check_tool_middleware(label: str, values: dict[str, Any]) -> list[CheckMess
             )
         ]
     errors: list[CheckMessage] = []
-    if "TOOL_MIDDLEWARE" in values and not isinstance(values["TOOL_MIDDLEWARE"], bool):
-        errors.append(
-            Error(
-                f"{label}['TOOL_MIDDLEWARE'] must be True or False.",
-                hint="True runs the product's MIDDLEWARE for each viewset tool call.",
-                id="mcp_endpoint.E111",
-            )
-        )
     skip = values.get("TOOL_MIDDLEWARE_SKIP", [])
     if not isinstance(skip, list | tuple) or not all(isinstance(m, str) for m in skip):
-        errors.append(
-            Error(
-                f"{label}['TOOL_MIDDLEWARE_SKIP'] must be a list of dotted paths, as "
-                "MIDDLEWARE lists them.",
-                id="mcp_endpoint.E111",
-            )
-        )
-        return errors
+        return errors  # its own type check says so
     listed = set(getattr(settings, "MIDDLEWARE", None) or [])
     for entry in skip:
         if entry not in listed:
@@ -343,17 +172,6 @@ def _check_tool_middleware(label: str, values: dict[str, Any]) -> list[CheckMess
                 )
             )
     return errors
-
-
-def _is_scope_mapping(value: Any) -> bool:
-    if value is None:
-        return True
-    return isinstance(value, dict) and all(
-        isinstance(method, str)
-        and isinstance(scopes, list | tuple)
-        and all(isinstance(s, str) for s in scopes)
-        for method, scopes in value.items()
-    )
 
 
 @register(Tags.security, deploy=True)
@@ -405,7 +223,6 @@ def check_registries(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                     )
                 )
         errors.extend(check_endpoint_reachable(endpoint))
-        errors.extend(server_card.check(endpoint))
         errors.extend(ui.check(endpoint))
         # Registrations build their tools here, with the database out of reach; the tools
         # whose schemas need it are checked by check_tool_schemas_with_database.
@@ -624,29 +441,6 @@ def unapplied_migrations(alias: str) -> bool:
     return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
-BOOLEAN_KEYS = (
-    "SESSIONS",
-    "CONFIRM_DESTRUCTIVE_TOOLS",
-    "STREAMING",
-    "LOGGING",
-    "WSGI_GET_STREAMS",
-)
-SECONDS_KEYS = (
-    "SESSION_IDLE_SECONDS",
-    "SESSIONS_PER_CREDENTIAL",
-    "REQUEST_STATE_TTL",
-    "CLIENT_REQUEST_TIMEOUT",
-    "STREAM_KEEPALIVE_SECONDS",
-    "STREAM_RESUME_SECONDS",
-    "STREAMS_PER_CREDENTIAL",
-    "SUBSCRIPTIONS_PER_SESSION",
-    "LISTEN_MAX_URIS",
-    "LOG_RETENTION_DAYS",
-    "SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT",
-    "STREAMED_CALLS_PER_CREDENTIAL",
-    "PENDING_CLIENT_REQUESTS_PER_CREDENTIAL",
-    "STREAM_POOL_SIZE",
-)
 # Caches whose entries one process cannot see from another.
 PROCESS_LOCAL_CACHES = {
     "django.core.cache.backends.locmem.LocMemCache",
@@ -656,7 +450,7 @@ PROCESS_LOCAL_CACHES = {
 
 @register(Tags.compatibility)
 def check_sessions_and_rounds(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Sessions, streaming and multi round-trip settings (E006 to E008, W009)."""
+    """The stream pool and sessions across the settings (E009, W009)."""
     user = getattr(settings, "MCP_ENDPOINT", {})
     if not isinstance(user, dict):
         return []  # E001 says so already
@@ -665,41 +459,6 @@ def check_sessions_and_rounds(app_configs: Any = None, **kwargs: Any) -> list[Ch
         (f"Endpoint {e.name!r} settings", e.settings.overrides, e) for e in all_endpoints()
     ]
     for label, values, endpoint in sources:
-        for key in BOOLEAN_KEYS:
-            if key in values and not isinstance(values[key], bool):
-                messages.append(
-                    Error(f"{label}[{key!r}] must be True or False.", id="mcp_endpoint.E006")
-                )
-        for key in SECONDS_KEYS:
-            value = values.get(key)
-            if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < 1
-            ):
-                messages.append(
-                    Error(f"{label}[{key!r}] must be a positive integer.", id="mcp_endpoint.E007")
-                )
-        loggers = values.get("CLIENT_LOGGERS")
-        if loggers is not None and (
-            not isinstance(loggers, list | tuple)
-            or not all(isinstance(n, str) and n for n in loggers)
-        ):
-            messages.append(
-                Error(
-                    f"{label}['CLIENT_LOGGERS'] must be a list of logger names.",
-                    hint="For instance ['mcp_endpoint', 'myapp']: each logger's children "
-                    "are included.",
-                    id="mcp_endpoint.E080",
-                )
-            )
-        alias = values.get("CACHE")
-        if alias is not None and alias not in settings.CACHES:
-            messages.append(
-                Error(
-                    f"{label}['CACHE'] names {alias!r}, which is not in CACHES.",
-                    hint=f"Known caches: {', '.join(sorted(settings.CACHES))}.",
-                    id="mcp_endpoint.E008",
-                )
-            )
         if endpoint is None or "STREAMED_CALLS_PER_CREDENTIAL" in values:
             messages.extend(_check_stream_pool(label, values, user))
         if endpoint is not None:
@@ -717,7 +476,7 @@ def _check_stream_pool(
     pool = user.get("STREAM_POOL_SIZE", DEFAULTS["STREAM_POOL_SIZE"])
     counts = (cap, pool)
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts):
-        return []  # E007 says so
+        return []  # their type checks say so
     if cap < pool:
         return []
     return [
@@ -746,44 +505,6 @@ def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:
             id="mcp_endpoint.W009",
         )
     ]
-
-
-def _check_rate_and_key_cache(label: str, values: dict[str, Any]) -> list[CheckMessage]:
-    """``PROTOCOL_RATE`` (E040), ``API_KEY_CACHE_SECONDS`` (E041) and
-    ``KEY_MEMORY_SECONDS`` (E044)."""
-    errors: list[CheckMessage] = []
-    rate = values.get("PROTOCOL_RATE")
-    if "PROTOCOL_RATE" in values and rate is not None and not _is_rate(rate):
-        errors.append(
-            Error(
-                f"{label}['PROTOCOL_RATE'] must be a rate such as '1200/minute', or None.",
-                hint="DRF's rate syntax: a number of requests, '/', and second, minute, hour "
-                "or day.",
-                id="mcp_endpoint.E040",
-            )
-        )
-    for name, check_id in (
-        ("API_KEY_CACHE_SECONDS", "mcp_endpoint.E041"),
-        ("KEY_MEMORY_SECONDS", "mcp_endpoint.E044"),
-    ):
-        seconds = values.get(name)
-        if seconds is not None and (
-            not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0
-        ):
-            errors.append(
-                Error(
-                    f"{label}[{name!r}] must be a whole number of seconds (0: off).",
-                    id=check_id,
-                )
-            )
-    return errors
-
-
-def _is_rate(rate: Any) -> bool:
-    if not isinstance(rate, str) or rate.count("/") != 1:
-        return False
-    number, period = rate.split("/")
-    return number.isdigit() and int(number) > 0 and period[:1] in {"s", "m", "h", "d"}
 
 
 @register(Tags.compatibility)
@@ -817,7 +538,7 @@ IN_PROCESS_TASK_BACKENDS = ("ImmediateBackend", "DummyBackend")
 
 @register(Tags.compatibility)
 def check_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Long-running tools (E090 to E093)."""
+    """Long-running tools (E090, E091, E093)."""
     from importlib.util import find_spec
 
     from mcp_endpoint.protocol.tasks import TASK_SUPPORT
@@ -835,16 +556,6 @@ def check_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                         hint=f"Use one of {', '.join(TASK_SUPPORT)}.",
                         obj=endpoint,
                         id="mcp_endpoint.E090",
-                    )
-                )
-        for key in ("TASK_TTL_MS", "TASK_POLL_INTERVAL_MS", "TASK_HEARTBEAT_MS"):
-            value = getattr(endpoint.settings, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                errors.append(
-                    Error(
-                        f"{label}: {key} must be a positive integer (milliseconds).",
-                        obj=endpoint,
-                        id="mcp_endpoint.E092",
                     )
                 )
         if not long_running:

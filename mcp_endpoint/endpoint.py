@@ -15,16 +15,23 @@ tools and settings) and mount each at its own URL::
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from django.core.checks import CheckMessage
 from django.urls import URLPattern, re_path
 from django.utils.module_loading import import_string
 
 from mcp_endpoint import interfaces, tracing, ui
-from mcp_endpoint.conf import MCPSettings, endpoint_settings
+from mcp_endpoint.conf import (
+    PROCESS_KEYS,
+    SETTINGS_BY_NAME,
+    MCPSettings,
+    endpoint_overrides,
+    endpoint_settings,
+)
 from mcp_endpoint.executor import ToolExecutor
 from mcp_endpoint.features import Completer, EndpointFeatures
 from mcp_endpoint.mrtr import SignedRequestState
@@ -56,6 +63,11 @@ from mcp_endpoint.toolsets import (
     toolsets_of,
 )
 
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from mcp_endpoint.conf import EndpointOptions
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Every endpoint made in this process, for the system checks.
@@ -73,6 +85,21 @@ class Registration(Protocol):
     def check(self, *, database: bool = False) -> list[CheckMessage]: ...
 
 
+def deprecated_settings(name: str, settings: Mapping[str, Any]) -> str:
+    """What the deprecation of ``Endpoint(name, settings=settings)`` says: its new spelling."""
+    arguments = [
+        f"{key.lower()}={value!r}"
+        for key, value in settings.items()
+        if key in SETTINGS_BY_NAME and key not in PROCESS_KEYS
+    ]
+    spelling = ", ".join([repr(name), *arguments])
+    text = f"Endpoint(settings={{...}}) is deprecated: write Endpoint({spelling})."
+    process = sorted(PROCESS_KEYS.intersection(settings))
+    if process:
+        text += f" Set {', '.join(process)} in MCP_ENDPOINT: the process reads it once."
+    return text
+
+
 class Endpoint:
     """An MCP server: registries of tools, resources and prompts, settings, and its URLs.
 
@@ -81,9 +108,22 @@ class Endpoint:
     (:class:`~mcp_endpoint.executor.ToolExecutor`).
     """
 
-    def __init__(self, name: str = "mcp", *, settings: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "mcp",
+        *,
+        settings: Mapping[str, Any] | None = None,
+        **options: Unpack[EndpointOptions],
+    ) -> None:
+        """``options`` are this endpoint's own values of the ``MCP_ENDPOINT`` keys an
+        endpoint may set, in lower case (``Endpoint("mcp", max_batch_size=10)``); each is
+        checked here. ``settings`` (a dict of upper-case keys) is the deprecated spelling."""
+        overrides = endpoint_overrides(name, options)
+        if settings is not None:
+            warnings.warn(deprecated_settings(name, settings), DeprecationWarning, stacklevel=2)
+            overrides = {**settings, **overrides}
         self.name = name
-        self.settings: MCPSettings = endpoint_settings(settings)
+        self.settings: MCPSettings = endpoint_settings(overrides)
         self.tools = ToolRegistry()
         self.resources = ResourceRegistry()
         self.prompts = PromptRegistry()

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from django.core.checks import CheckMessage, Error
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from mcp_endpoint import compat
@@ -80,27 +79,6 @@ def server_card_view(request: HttpRequest, *, endpoint: EndpointLike) -> HttpRes
     response["Access-Control-Allow-Methods"] = "GET"
     response["Access-Control-Allow-Headers"] = "Content-Type"
     return response
-
-
-def check(endpoint: EndpointLike) -> list[CheckMessage]:
-    """E142: ``SERVER_CARD`` is neither a boolean nor a dict of the fields a host may give."""
-    value = endpoint.settings.SERVER_CARD
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, Mapping) and set(value) <= HOST_FIELDS:
-        name = value.get("name")
-        if name is None or (isinstance(name, str) and name.count("/") == 1):
-            return []
-    return [
-        Error(
-            f"MCP_ENDPOINT['SERVER_CARD'] of endpoint {endpoint.name!r} is {value!r}.",
-            hint="True, False, or a dict of "
-            + ", ".join(sorted(HOST_FIELDS))
-            + ' (a "name" is reverse-DNS with one slash: "com.example/tracker").',
-            obj=endpoint,
-            id="mcp_endpoint.E142",
-        )
-    ]
 
 
 class Reader(Protocol):

@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
-from mcp_endpoint.checks import check_sessions_and_rounds
-from tests.test_checks import PREFIX, MakeEndpoint, make_endpoint, messages, only
+from mcp_endpoint.checks import check_sessions_and_rounds, check_settings
+from tests.test_checks import PREFIX, MakeEndpoint, check_id, make_endpoint, messages, only
 
 __all__ = ["make_endpoint"]  # the fixture, shared with tests/test_checks.py
 
 CHECK = check_sessions_and_rounds
+# The type of each value is checked with every other key's.
+TYPES = check_settings
 
 
 def test_the_project_passes() -> None:
@@ -19,16 +21,18 @@ def test_the_project_passes() -> None:
 
 
 @pytest.mark.parametrize("key", ["SESSIONS", "CONFIRM_DESTRUCTIVE_TOOLS", "STREAMING", "LOGGING"])
-def test_e006_flags_must_be_booleans(make_endpoint: MakeEndpoint, key: str) -> None:
+def test_flags_must_be_booleans(make_endpoint: MakeEndpoint, key: str) -> None:
     make_endpoint(**{key: "yes"})
-    message = only(CHECK, "mcp_endpoint.E006")
+    message = only(TYPES, check_id(key))
     assert key in message.msg
     assert PREFIX in message.msg
 
 
-def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
-    make_endpoint(SESSIONS=False, CONFIRM_DESTRUCTIVE_TOOLS=True, STREAMING=True, LOGGING=False)
-    assert messages(CHECK, "mcp_endpoint.E006") == []
+def test_booleans_pass(make_endpoint: MakeEndpoint) -> None:
+    good = {"SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": True, "STREAMING": True}
+    make_endpoint(LOGGING=False, **good)
+    for key in (*good, "LOGGING"):
+        assert messages(TYPES, check_id(key)) == []
 
 
 @pytest.mark.parametrize(
@@ -49,17 +53,19 @@ def test_e006_booleans_pass(make_endpoint: MakeEndpoint) -> None:
     ],
 )
 @pytest.mark.parametrize("value", [0, -5, "600", 1.5, True])
-def test_e007_durations_and_counts_are_positive_integers(
+def test_durations_and_counts_are_positive_integers(
     make_endpoint: MakeEndpoint, key: str, value: Any
 ) -> None:
     make_endpoint(**{key: value})
-    assert key in only(CHECK, "mcp_endpoint.E007").msg
+    assert key in only(TYPES, check_id(key)).msg
 
 
-def test_e007_positive_integers_pass(make_endpoint: MakeEndpoint) -> None:
+def test_positive_integers_pass(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(SESSION_IDLE_SECONDS=60, SESSIONS_PER_CREDENTIAL=1, REQUEST_STATE_TTL=30)
     make_endpoint(LOG_RETENTION_DAYS=None)
-    assert messages(CHECK, "mcp_endpoint.E007") == []
+    for key in ("SESSION_IDLE_SECONDS", "SESSIONS_PER_CREDENTIAL", "REQUEST_STATE_TTL"):
+        assert messages(TYPES, check_id(key)) == []
+    assert messages(TYPES, check_id("LOG_RETENTION_DAYS")) == []
 
 
 @pytest.mark.parametrize("cap", [32, 40])
@@ -86,14 +92,14 @@ def test_e009_a_cap_below_the_pool_passes(make_endpoint: MakeEndpoint) -> None:
 
 def test_e008_cache_must_exist(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(CACHE="sessions")
-    message = only(CHECK, "mcp_endpoint.E008")
+    message = only(TYPES, "mcp_endpoint.E008")
     assert "'sessions'" in message.msg
     assert "default" in (message.hint or "")
 
 
 def test_e008_known_cache_passes(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(CACHE="default")
-    assert messages(CHECK, "mcp_endpoint.E008") == []
+    assert messages(TYPES, "mcp_endpoint.E008") == []
 
 
 def test_w009_sessions_in_a_process_local_cache(make_endpoint: MakeEndpoint, settings: Any) -> None:
@@ -123,9 +129,9 @@ def test_w009_not_raised_for_a_shared_cache_or_without_sessions(
 def test_e080_client_loggers_are_logger_names(make_endpoint: MakeEndpoint, value: Any) -> None:
     if value is None:
         make_endpoint(CLIENT_LOGGERS=["mcp_endpoint", "myapp.tools"])
-        assert messages(CHECK, "mcp_endpoint.E080") == []
+        assert messages(TYPES, "mcp_endpoint.E080") == []
         return
     make_endpoint(CLIENT_LOGGERS=value)
-    message = only(CHECK, "mcp_endpoint.E080")
+    message = only(TYPES, "mcp_endpoint.E080")
     assert "CLIENT_LOGGERS" in message.msg
     assert message.hint

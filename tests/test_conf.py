@@ -160,7 +160,7 @@ def test_no_reload_for_unrelated_settings(settings: Any) -> None:
 def test_endpoint_settings_are_released_with_their_endpoint() -> None:
     from mcp_endpoint.conf import _instances
 
-    endpoint = Endpoint("throwaway-conf", settings={"SERVER_NAME": "gone"})
+    endpoint = Endpoint("throwaway-conf", server_name="gone")
     conf = weakref.ref(endpoint.settings)
     assert conf() in _instances
     del endpoint
@@ -171,15 +171,13 @@ def test_endpoint_settings_are_released_with_their_endpoint() -> None:
 def test_endpoint_settings_drive_what_clients_see() -> None:
     endpoint = Endpoint(
         "throwaway-conf",
-        settings={
-            "SERVER_NAME": "custom",
-            "SERVER_VERSION": "9.9",
-            "SERVER_TITLE": "",
-            "INSTRUCTIONS": "  Be kind.  ",
-            "PROTOCOL_VERSIONS": ["2025-06-18"],
-            "LIST_PAGE_SIZE": 2,
-            "TTL_MS": 5,
-        },
+        server_name="custom",
+        server_version="9.9",
+        server_title="",
+        instructions="  Be kind.  ",
+        protocol_versions=["2025-06-18"],
+        list_page_size=2,
+        ttl_ms=5,
     )
     try:
         assert endpoint.features.server_info() == {"name": "custom", "version": "9.9"}

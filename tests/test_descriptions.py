@@ -218,7 +218,7 @@ def registered() -> Iterator[Any]:
     made: list[Endpoint] = []
 
     def register(viewset: type[Any]) -> Endpoint:
-        endpoint = Endpoint(f"claims-{len(made)}", settings={"SERVER_NAME": "claims"})
+        endpoint = Endpoint(f"claims-{len(made)}", server_name="claims")
         endpoint.register_viewset(viewset, basename="snippet")
         made.append(endpoint)
         return endpoint

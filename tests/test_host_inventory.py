@@ -646,7 +646,7 @@ def test_filter_lookups_setting(
     from mcp_endpoint.endpoint import Endpoint, endpoints
     from tests.hosts.inventory.views import SiteViewSet
 
-    endpoint = Endpoint("lookups-mode", settings={"FILTER_LOOKUPS": mode})
+    endpoint = Endpoint("lookups-mode", filter_lookups=mode)
     try:
         endpoint.register_viewset(SiteViewSet, include=["list"])
         [tool] = endpoint.tools

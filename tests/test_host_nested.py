@@ -486,7 +486,7 @@ def test_the_parent_noun_of_a_kwarg(kwarg: str, noun: str) -> None:
 
 
 def scratch(name: str) -> Endpoint:
-    endpoint = Endpoint(name, settings={"SERVER_NAME": name})
+    endpoint = Endpoint(name, server_name=name)
     endpoints.discard(endpoint)
     return endpoint
 

@@ -360,7 +360,7 @@ def test_a_tenant_the_caller_is_not_in_is_not_found_and_untouched(
 
 
 def scratch(name: str) -> Endpoint:
-    endpoint = Endpoint(name, settings={"SERVER_NAME": name})
+    endpoint = Endpoint(name, server_name=name)
     endpoints.discard(endpoint)
     return endpoint
 

@@ -176,7 +176,7 @@ def test_w030_a_viewset_that_takes_none_of_the_endpoints_credentials() -> None:
 
 def test_an_action_that_renders_a_file_is_a_tool(client: Client, owner: Any) -> None:
     """Once left out (W032); now its result is the file (see tests/test_host_files.py)."""
-    endpoint = Endpoint("printable", settings={"SERVER_NAME": "printable"})
+    endpoint = Endpoint("printable", server_name="printable")
     try:
         endpoint.register_viewset(PrintableSnippetViewSet, basename="snippet")
         assert [m for m in endpoint.check() if m.id == "mcp_endpoint.W032"] == []

@@ -18,6 +18,8 @@ from django.core.management.base import SystemCheckError
 from django.test import Client
 
 from mcp_endpoint import compat
+from mcp_endpoint.checks import check_settings
+from mcp_endpoint.conf import SETTINGS_BY_NAME
 from mcp_endpoint.oauth import provider_settings
 from mcp_endpoint.oauth.checks import check_oauth, check_oauth_deploy, check_oauth_settings
 from mcp_endpoint.oauth.provider import MCP_PROVIDER_SETTINGS, PKCERequired
@@ -233,9 +235,10 @@ def test_w072_unbound_tokens_accepted_warns_on_deploy(settings: Any) -> None:
         ("OAUTH_UNUSED_CLIENT_SECONDS", "1 day"),
     ],
 )
-def test_e073_oauth_settings_of_the_wrong_type(settings: Any, key: str, value: Any) -> None:
+def test_oauth_settings_of_the_wrong_type(settings: Any, key: str, value: Any) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, key: value}
-    [message] = [m for m in check_oauth_settings() if m.id == "mcp_endpoint.E073"]
+    wanted = SETTINGS_BY_NAME[key].check_id
+    [message] = [m for m in check_settings() if m.id == wanted]
     assert key in message.msg and message.is_serious()
 
 

@@ -95,7 +95,7 @@ def test_tools_carry_the_policy(scratch: list[Endpoint]) -> None:
 
 
 def test_turned_off_for_one_endpoint(scratch: list[Endpoint]) -> None:
-    endpoint = Endpoint("scopes-off", settings={"SCOPES_BY_METHOD": None})
+    endpoint = Endpoint("scopes-off", scopes_by_method=None)
     scratch.append(endpoint)
     endpoint.register_viewset(SnippetViewSet, basename="snippet", prefix="snippets")
     assert {t.name: t.required_scopes for t in endpoint.tools}["create_snippet"] == frozenset()

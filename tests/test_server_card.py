@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 
 from mcp_endpoint import server_card, site
+from mcp_endpoint.checks import check_setting_values
 from mcp_endpoint.doctor import DjangoClientHTTP, Doctor
-from mcp_endpoint.endpoint import Endpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -61,14 +61,13 @@ def test_it_answers_only_reads(client: Client, card_on: None) -> None:
     "value", [1, "yes", {"name": "no-slash"}, {"tools": []}, {"name": "a/b/c"}]
 )
 def test_e142_a_card_setting_that_is_not_one(value: Any) -> None:
-    endpoint = Endpoint("card-e142", settings={"SERVER_CARD": value})
-    (error,) = server_card.check(endpoint)
+    (error,) = check_setting_values("card", {"SERVER_CARD": value})
     assert error.id == "mcp_endpoint.E142"
 
 
 @pytest.mark.parametrize("value", [True, False, {"name": "com.example/x", "description": "d"}])
 def test_settings_that_pass(value: Any) -> None:
-    assert server_card.check(Endpoint("card-ok", settings={"SERVER_CARD": value})) == []
+    assert check_setting_values("card", {"SERVER_CARD": value}) == []
 
 
 def doctor_run(url: str = "http://testserver/mcp") -> Doctor:

@@ -32,7 +32,7 @@ from tests.viewsets_testing import (
     TokenOnlyBoardViewSet,
 )
 
-drf_endpoint = Endpoint("drf-tests", settings={"SERVER_NAME": "drf-tests"})
+drf_endpoint = Endpoint("drf-tests", server_name="drf-tests")
 
 # (prefix, viewset, basename, register_viewset options)
 REGISTRATIONS: list[tuple[str, type[Any], str, dict[str, Any]]] = [

@@ -36,12 +36,10 @@ from project.urls import urlpatterns as host_urlpatterns
 
 test_endpoint = Endpoint(
     "tests",
-    settings={
-        "SERVER_NAME": "tests",
-        "SERVER_TITLE": "Test endpoint",
-        "INSTRUCTIONS": "Tools for the test suite.",
-        "INSTRUCTIONS_TEMPLATE": "",
-    },
+    server_name="tests",
+    server_title="Test endpoint",
+    instructions="Tools for the test suite.",
+    instructions_template="",
 )
 
 # 1x1 transparent PNG and a 4-sample WAV header, small enough to compare byte for byte.

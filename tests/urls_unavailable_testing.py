@@ -16,10 +16,8 @@ from tests.hosts.inventory.views import SiteViewSet, TenantViewSet
 
 unavailable_endpoint = Endpoint(
     "unavailable-tools",
-    settings={
-        "SERVER_NAME": "unavailable-tools",
-        "AUTHENTICATION_CLASSES": ["tests.hosts.inventory.authentication.TokenAuthentication"],
-    },
+    server_name="unavailable-tools",
+    authentication_classes=["tests.hosts.inventory.authentication.TokenAuthentication"],
 )
 unavailable_endpoint.register_viewset(SiteViewSet, include=["list", "retrieve"], version="9.9")
 unavailable_endpoint.register_viewset(TenantViewSet, include=["list"])

@@ -159,26 +159,10 @@ def check_oauth_deploy(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 
 @register(Tags.compatibility)
 def check_oauth_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """E073 for the OAuth keys of MCP_ENDPOINT of the wrong type; W074 for toolkit settings
-    that leave out what MCP clients are promised."""
+    """W074 for toolkit settings that leave out what MCP clients are promised, W142 when
+    no MCP client can get a client id by itself (the types of the OAuth keys of
+    MCP_ENDPOINT are checked with every other key's, by ``check_settings``)."""
     messages: list[CheckMessage] = []
-    accept = mcp_settings.OAUTH_ACCEPT_UNBOUND_TOKENS
-    seconds = mcp_settings.OAUTH_UNUSED_CLIENT_SECONDS
-    if not isinstance(accept, bool):
-        messages.append(
-            Error(
-                "MCP_ENDPOINT['OAUTH_ACCEPT_UNBOUND_TOKENS'] must be True or False.",
-                id="mcp_endpoint.E073",
-            )
-        )
-    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 0:
-        messages.append(
-            Error(
-                "MCP_ENDPOINT['OAUTH_UNUSED_CLIENT_SECONDS'] must be a number of seconds, "
-                "0 or more.",
-                id="mcp_endpoint.E073",
-            )
-        )
     if compat.oauth_enabled():
         messages.extend(check_toolkit_settings())
         messages.extend(check_registration_ways())

@@ -39,21 +39,19 @@ from mcp_endpoint.tools import Tool
 
 fixture = Endpoint(
     "conformance",
-    settings={
-        "REQUIRE_CREDENTIAL": False,
-        # Anonymous, so only the suite on the same machine may call it (403 otherwise).
-        "LOOPBACK_ONLY": True,
-        # The json-schema-2020-12 scenario checks that $defs and $ref reach the client intact.
-        "PORTABLE_SCHEMAS": False,
-        "SERVER_NAME": "mcp-endpoint-conformance-fixture",
-        "SERVER_TITLE": "Conformance fixture",
-        "SERVER_VERSION": "1.0.0",
-        "INSTRUCTIONS": "A fixture for the MCP conformance suite; its tools do nothing useful.",
-        "INSTRUCTIONS_TEMPLATE": "",
-        # The suite sends a few hundred requests in a minute from one address.
-        "THROTTLE_CLASSES": [],
-        "LOG_TOOL_CALLS": False,
-    },
+    require_credential=False,
+    # Anonymous, so only the suite on the same machine may call it (403 otherwise).
+    loopback_only=True,
+    # The json-schema-2020-12 scenario checks that $defs and $ref reach the client intact.
+    portable_schemas=False,
+    server_name="mcp-endpoint-conformance-fixture",
+    server_title="Conformance fixture",
+    server_version="1.0.0",
+    instructions="A fixture for the MCP conformance suite; its tools do nothing useful.",
+    instructions_template="",
+    # The suite sends a few hundred requests in a minute from one address.
+    throttle_classes=[],
+    log_tool_calls=False,
 )
 
 

@@ -59,6 +59,8 @@ def host_endpoint(name: str, **settings: Any) -> Endpoint:
     """
     from mcp_endpoint.endpoint import Endpoint, endpoints
 
-    endpoint = Endpoint(name, settings={"SERVER_NAME": name, **settings})
+    # ``settings`` are MCP_ENDPOINT keys, an endpoint's keyword arguments in upper case.
+    options = {key.lower(): value for key, value in {"SERVER_NAME": name, **settings}.items()}
+    endpoint = Endpoint(name, **options)
     endpoints.discard(endpoint)
     return endpoint

@@ -20,13 +20,11 @@ router.register("journal-entries", views.JournalEntryViewSet)
 
 endpoint = Endpoint(
     "inventory",
-    settings={
-        "SERVER_NAME": "inventory",
-        "AUTHENTICATION_CLASSES": [
-            "tests.hosts.inventory.authentication.TokenAuthentication",
-            "mcp_endpoint.authentication.APIKeyAuthentication",
-        ],
-    },
+    server_name="inventory",
+    authentication_classes=[
+        "tests.hosts.inventory.authentication.TokenAuthentication",
+        "mcp_endpoint.authentication.APIKeyAuthentication",
+    ],
 )
 endpoint.register_router(router)
 
@@ -34,12 +32,10 @@ endpoint.register_router(router)
 # coordinates), with creates that take a list of sites; one tool asks for 4.2 itself.
 legacy_endpoint = Endpoint(
     "inventory-4.1",
-    settings={
-        "SERVER_NAME": "inventory-4.1",
-        "AUTHENTICATION_CLASSES": ["tests.hosts.inventory.authentication.TokenAuthentication"],
-        "API_VERSION": "4.1",
-        "ARRAY_BODIES": True,
-    },
+    server_name="inventory-4.1",
+    authentication_classes=["tests.hosts.inventory.authentication.TokenAuthentication"],
+    api_version="4.1",
+    array_bodies=True,
 )
 legacy_endpoint.register_viewset(views.SiteViewSet, prefix="sites", include=["create", "retrieve"])
 legacy_endpoint.register_viewset(

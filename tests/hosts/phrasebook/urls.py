@@ -12,7 +12,7 @@ router = SimpleRouter()
 router.register("phrases", views.PhraseViewSet, basename="phrase")
 router.register("authors", views.AuthorViewSet)
 
-endpoint = Endpoint("phrasebook", settings={"SERVER_NAME": "phrasebook"})
+endpoint = Endpoint("phrasebook", server_name="phrasebook")
 endpoint.register_router(router)
 
 urlpatterns = [
