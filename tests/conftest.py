@@ -24,6 +24,7 @@ WHOLE_MODULES = frozenset(
     f"tests/test_{name}.py"
     for name in (
         "browser",
+        "calllog_crash",
         "celery_live",
         "conformance",
         "credential_live",
