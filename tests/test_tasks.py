@@ -26,7 +26,7 @@ from mcp_endpoint.checks import (
     check_tasks,
 )
 from mcp_endpoint.conf import SETTINGS_BY_NAME
-from mcp_endpoint.endpoint import Endpoint
+from mcp_endpoint.endpoint import Endpoint, endpoints
 from mcp_endpoint.models import APIKey, TaskWorker, ToolCall, ToolTask
 from mcp_endpoint.protocol.tasks import EXTENSION
 from mcp_endpoint.tasks import NARROWED, REVOKED, run_tool_task
@@ -430,6 +430,10 @@ def test_an_unknown_action_marked_long_running_is_e020() -> None:
 def throwaway() -> Iterator[Endpoint]:
     endpoint = Endpoint("throwaway-checks-tasks")
     yield endpoint
+    # pytest holds the test's arguments until after this teardown, so the endpoint can
+    # outlive it: taken out of the endpoints the checks walk, a later test's project
+    # check does not see a throwaway left with another test's settings.
+    endpoints.discard(endpoint)
     del endpoint
     gc.collect()
 
