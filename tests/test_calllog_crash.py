@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import transaction
-from django.db.models.signals import post_save
 
 from mcp_endpoint.models import ToolCall, ToolTask
 from project.tracker.models import Project
@@ -30,6 +28,7 @@ from tests.live_server import ROOT, LiveServer, run_script
 from tests.mcp_client import MCPClient
 from tests.test_e2e_sdk import DEMO_PROJECT, create_key
 from tests.test_tasks import TaskClient
+from tests.test_tool_calls import seen_at_commits
 
 pytestmark = pytest.mark.e2e
 
@@ -110,26 +109,15 @@ def test_a_write_killed_right_after_its_commit_keeps_its_log_row(demo_server: Li
 
 def commits_of_new_projects(call: Callable[[], Any]) -> list[tuple[int, list[str]]]:
     """For each new project's commit: the call-log rows and the task statuses committed with
-    it, seen from ``transaction.on_commit`` of the project's own transaction."""
-    seen: list[tuple[int, list[str]]] = []
-
-    def created(sender: Any, instance: Project, created: bool, **kwargs: Any) -> None:
-        if created:
-            transaction.on_commit(
-                lambda: seen.append(
-                    (
-                        ToolCall.objects.filter(tool="name_project_as_task").count(),
-                        list(ToolTask.objects.values_list("status", flat=True)),
-                    )
-                )
-            )
-
-    post_save.connect(created, sender=Project)
-    try:
-        call()
-    finally:
-        post_save.disconnect(created, sender=Project)
-    return seen
+    it."""
+    return seen_at_commits(
+        Project,
+        lambda: (
+            ToolCall.objects.filter(tool="name_project_as_task").count(),
+            list(ToolTask.objects.values_list("status", flat=True)),
+        ),
+        call,
+    )
 
 
 @pytest.mark.urls("tests.urls_testing")

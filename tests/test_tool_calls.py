@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -276,21 +277,28 @@ def test_a_refused_row_of_a_write_keeps_the_write_and_its_marker_row(
 # -- one commit for a write and its row -----------------------------------------------------
 
 
-def rows_seen_at_commits(call: Any) -> list[int]:
-    """How many call-log rows each commit of a new task found committed with it: what
-    ``call()`` leaves, seen from ``transaction.on_commit`` of the task's own transaction."""
-    seen: list[int] = []
+def seen_at_commits(
+    model: type[Any], look: Callable[[], Any], call: Callable[[], Any]
+) -> list[Any]:
+    """What ``look()`` found at each commit of a new ``model`` row that ``call()`` made,
+    seen from ``transaction.on_commit`` of that row's own transaction."""
+    seen: list[Any] = []
 
-    def created(sender: Any, instance: Task, created: bool, **kwargs: Any) -> None:
+    def created(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
         if created:
-            transaction.on_commit(lambda: seen.append(ToolCall.objects.count()))
+            transaction.on_commit(lambda: seen.append(look()))
 
-    post_save.connect(created, sender=Task)
+    post_save.connect(created, sender=model)
     try:
         call()
     finally:
-        post_save.disconnect(created, sender=Task)
+        post_save.disconnect(created, sender=model)
     return seen
+
+
+def rows_seen_at_commits(call: Callable[[], Any]) -> list[int]:
+    """How many call-log rows each commit of a new task found committed with it."""
+    return seen_at_commits(Task, ToolCall.objects.count, call)
 
 
 @pytest.mark.django_db(transaction=True)
