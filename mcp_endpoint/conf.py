@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import math
 import reprlib
+import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1349,6 +1350,10 @@ class MCPSettings:
         self.overrides = dict(overrides or {})
         # What was read since the last reload (also kept as instance attributes).
         self._cache: dict[str, Any] = {}
+        # Reloads so far: a value read on one thread while another reloads is returned
+        # but not kept, or the value of the settings before the reload would outlive it.
+        self._generation = 0
+        self._lock = threading.Lock()
 
     @property
     def user_settings(self) -> dict[str, Any]:
@@ -1360,20 +1365,25 @@ class MCPSettings:
         # api_settings does). A view reads a dozen settings per request.
         if name not in DEFAULTS:
             raise AttributeError(f"Invalid MCP_ENDPOINT setting: {name!r}")
+        generation = self._generation
         if name in self.overrides:
             value = self.overrides[name]
         else:
             value = self.user_settings.get(name, DEFAULTS[name])
         if name in IMPORT_STRINGS and value is not None:
             value = [import_string(v) if isinstance(v, str) else v for v in value]
-        self._cache[name] = value
-        setattr(self, name, value)
+        with self._lock:
+            if self._generation == generation:
+                self._cache[name] = value
+                setattr(self, name, value)
         return value
 
     def reload(self) -> None:
-        for name in list(self._cache):
-            self.__dict__.pop(name, None)
-        self._cache.clear()
+        with self._lock:
+            self._generation += 1
+            for name in list(self._cache):
+                self.__dict__.pop(name, None)
+            self._cache.clear()
 
 
 mcp_settings = MCPSettings()

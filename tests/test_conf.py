@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from typing import Any
 
@@ -10,13 +11,26 @@ import pytest
 from django.test import override_settings
 from django.utils.module_loading import import_string
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.throttling import AnonRateThrottle
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from mcp_endpoint import site
 from mcp_endpoint.authentication import APIKeyAuthentication, OAuth2TokenAuthentication
 from mcp_endpoint.conf import DEFAULTS, IMPORT_STRINGS, MCPSettings, endpoint_settings, mcp_settings
 from mcp_endpoint.endpoint import Endpoint
 from mcp_endpoint.protocol.versions import ALL_VERSIONS
+
+# A dotted path whose import waits until the test says so: a setting read on one thread
+# held halfway while another thread changes the settings.
+reading_halfway = threading.Event()
+go_on_reading = threading.Event()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ThrottleReadHalfway":
+        reading_halfway.set()
+        go_on_reading.wait(10)
+        return AnonRateThrottle
+    raise AttributeError(name)
 
 
 @pytest.fixture
@@ -116,6 +130,30 @@ def test_values_are_cached_until_reload(settings: Any) -> None:
     assert conf.SERVER_NAME == "task-tracker"
     conf.reload()
     assert conf.SERVER_NAME == "changed"
+
+
+def test_a_value_read_across_a_reload_is_not_kept(settings: Any) -> None:
+    # A request thread reading a setting while the settings change (a test's override
+    # ending, say) gets what it read, and the next read gets the new value, not that one.
+    settings.MCP_ENDPOINT = {
+        **settings.MCP_ENDPOINT,
+        "THROTTLE_CLASSES": ["tests.test_conf.ThrottleReadHalfway"],
+    }
+    conf = endpoint_settings(None)
+    read: list[Any] = []
+    reader = threading.Thread(target=lambda: read.append(conf.THROTTLE_CLASSES))
+    reader.start()
+    try:
+        assert reading_halfway.wait(10)
+        settings.MCP_ENDPOINT = {
+            **settings.MCP_ENDPOINT,
+            "THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+        }
+    finally:
+        go_on_reading.set()
+        reader.join(10)
+    assert read == [[AnonRateThrottle]]
+    assert [UserRateThrottle] == conf.THROTTLE_CLASSES
 
 
 def test_reload_on_setting_changed() -> None:
