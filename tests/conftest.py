@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,6 +57,25 @@ WHOLE_MODULES = frozenset(
         "tracing_live",
     )
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The controlling process names the run, before its test processes start: they share
+    # the run's migrated templates (tests/live_server.py). Always a new name, so that a run
+    # started by a test (./dev's own tests) never takes its caller's templates as its own.
+    if not hasattr(config, "workerinput"):
+        from tests.live_server import RUN_ENV
+
+        os.environ[RUN_ENV] = secrets.token_hex(6)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        from tests import live_server
+
+        run = os.environ.get(live_server.RUN_ENV)
+        if run:
+            live_server.remove_run_templates(run)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -4,8 +4,8 @@ The server is gunicorn serving ``project.wsgi``, bound to ``127.0.0.1`` on a fre
 Its database is always its own and always migrated before start: a fresh SQLite file in a
 temporary folder, or, when ``DATABASE_URL`` is set (CI with PostgreSQL), a fresh database
 created beside the one it names and dropped when the server stops, so no run depends on
-what an earlier one left behind. Each is a copy of a database this test process migrated
-once for the server's environment (:class:`MigratedDatabases`). ``REDIS_URL`` is used
+what an earlier one left behind. Each is a copy of a database migrated once in the run for
+the server's schema (:class:`MigratedDatabases`). ``REDIS_URL`` is used
 as it is. Only the process this module started is ever stopped, by its PID::
 
     with LiveServer(tmp_path) as server:
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -127,34 +128,74 @@ def create_database(url: str, template: str | None = None) -> str:
 # What a server process is given that is its own, not its schema's: a server's database
 # is a copy of the one a migrate makes for every other key of its environment.
 SERVER_OWN_ENV = {"SQLITE_PATH", "CACHE_DIR", "CACHE_KEY_PREFIX", "DATABASE_URL"}
+# Variables that shape how a server behaves, never which tables it has: no settings module
+# of the suite reads them to choose its INSTALLED_APPS (the demo's DEMO_* knobs, the log
+# level, the run's own bookkeeping). Servers that differ only in these share a template.
+SCHEMA_FREE_PREFIXES = ("PYTEST_", "DEMO_", "MCP_", "COV_CORE_")
+SCHEMA_FREE_ENV = {"CELERY_BROKER_URL", "REDIS_URL", "TEST_REDIS_URL", "TRACES_FILE"}
+# The run's name, which its test processes share (tests/conftest.py sets it in the
+# controlling process before the others start): their templates are the run's.
+RUN_ENV = "MCP_TESTS_RUN"
+TEMPLATE_PREFIX = "mcp_tpl_"
+
+
+def run_name() -> str | None:
+    """The name of the run this process's templates belong to, or None when the process
+    keeps its own (it runs alone, outside a run of the suite's pytest)."""
+    name = os.environ.get(RUN_ENV)
+    return name if name and name.isalnum() else None
 
 
 class MigratedDatabases:
-    """Databases migrated once per test process and environment, copied for each server.
+    """Databases migrated once per run and schema, copied for each server.
 
-    ``manage.py migrate`` costs seconds of CPU, and a run starts dozens of servers on the
-    same schema. The first server of an environment (its settings module, its variables)
-    migrates a template: a SQLite file in a folder of this process, or a PostgreSQL
-    database. Every server after it gets a copy, which is what a migrate would have made:
-    the file copied, or ``CREATE DATABASE ... TEMPLATE``. The templates go when the
-    process ends. A server whose SQLite file exists already (a restart on the same
-    folder) migrates it in place instead, keeping its data.
+    ``manage.py migrate`` costs seconds of CPU, and a run starts dozens of servers on a few
+    schemas. The first server of a schema (its settings module and the variables that may
+    choose its apps, see :data:`SCHEMA_FREE_ENV`) migrates a template: a SQLite file in the
+    run's folder, or a PostgreSQL database. Every server after it, in any test process of
+    the run, gets a copy, which is what a migrate would have made: the file copied, or
+    ``CREATE DATABASE ... TEMPLATE``. One process migrates a template while the others
+    wait on a lock (a file lock, a PostgreSQL advisory lock), and publishes it whole (a
+    rename), so a process that dies halfway leaves nothing another would copy.
+
+    The templates go when the run ends (:func:`remove_run_templates`, called by the
+    controlling process), or when the process ends if it runs alone. A server whose SQLite
+    file exists already (a restart on the same folder) migrates it in place, keeping its data.
     """
 
     def __init__(self) -> None:
         self.templates: dict[str, str] = {}
         self.folder: Path | None = None
+        # The templates this process made for itself alone, removed when it ends.
+        self.own_folder: Path | None = None
         self.databases: list[tuple[str, str]] = []
         atexit.register(self.remove)
+
+    @property
+    def run(self) -> str | None:
+        # Read when a template is first needed, not at import: the controlling process
+        # imports this module before it names the run.
+        return run_name()
 
     @staticmethod
     def key(env: dict[str, str], origin: str = "") -> str:
         schema = sorted(
             (name, value)
             for name, value in env.items()
-            if name not in SERVER_OWN_ENV and not name.startswith("PYTEST_")
+            if name not in SERVER_OWN_ENV
+            and name not in SCHEMA_FREE_ENV
+            and not name.startswith(SCHEMA_FREE_PREFIXES)
         )
         return hashlib.sha256(json.dumps([origin, schema]).encode()).hexdigest()[:16]
+
+    def templates_folder(self) -> Path:
+        if self.folder is None:
+            if self.run is None:
+                self.folder = self.own_folder = Path(tempfile.mkdtemp(prefix="mcp-migrated-"))
+            else:
+                self.folder = run_folder(self.run)
+                self.folder.mkdir(exist_ok=True)
+        return self.folder
 
     def sqlite(self, env: dict[str, str]) -> None:
         """Give the server of ``env`` its migrated SQLite file."""
@@ -165,10 +206,18 @@ class MigratedDatabases:
         key = self.key(env)
         template = self.templates.get(key)
         if template is None:
-            if self.folder is None:
-                self.folder = Path(tempfile.mkdtemp(prefix="mcp-migrated-"))
-            template = str(self.folder / f"{key}.sqlite3")
-            manage({**env, "SQLITE_PATH": template}, "migrate", "--noinput", "-v", "0")
+            template = str(self.templates_folder() / f"{key}.sqlite3")
+            with open(f"{template}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not Path(template).exists():
+                    partial = Path(f"{template}.{os.getpid()}")
+                    try:
+                        manage(
+                            {**env, "SQLITE_PATH": str(partial)}, "migrate", "--noinput", "-v", "0"
+                        )
+                        os.replace(partial, template)
+                    finally:
+                        partial.unlink(missing_ok=True)
             self.templates[key] = template
         shutil.copyfile(template, target)
 
@@ -177,18 +226,65 @@ class MigratedDatabases:
         key = self.key(env, origin)
         template = self.templates.get(key)
         if template is None:
-            template = create_database(origin)
-            self.databases.append((template, origin))
-            manage({**env, "DATABASE_URL": template}, "migrate", "--noinput", "-v", "0")
+            template = self.postgresql_template(env, origin, key)
             self.templates[key] = template
         return create_database(origin, template=template)
+
+    def postgresql_template(self, env: dict[str, str], origin: str, key: str) -> str:
+        import psycopg
+        from psycopg import sql
+
+        name = f"{TEMPLATE_PREFIX}{self.run or os.getpid()}_{key}"
+        url = urlunsplit(urlsplit(origin)._replace(path=f"/{name}"))
+        with psycopg.connect(origin, autocommit=True) as admin:
+            # Held on this connection until it closes: one migrate per template in the run.
+            admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [name])
+            found = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+            if found.fetchone() is None:
+                partial = create_database(origin)
+                try:
+                    manage({**env, "DATABASE_URL": partial}, "migrate", "--noinput", "-v", "0")
+                    partial_name = urlsplit(partial).path.lstrip("/")
+                    admin.execute(
+                        sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+                            sql.Identifier(partial_name), sql.Identifier(name)
+                        )
+                    )
+                except BaseException:
+                    drop_database(partial, origin)
+                    raise
+                if self.run is None:
+                    self.databases.append((url, origin))
+        return url
 
     def remove(self) -> None:
         for url, origin in self.databases:
             with contextlib.suppress(Exception):  # the server may be gone already
                 drop_database(url, origin)
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+        if self.own_folder is not None:
+            shutil.rmtree(self.own_folder, ignore_errors=True)
+
+
+def run_folder(run: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"mcp-migrated-{run}"
+
+
+def remove_run_templates(run: str, origin: str | None = None) -> None:
+    """Remove the templates of the run ``run``: its SQLite folder, and its PostgreSQL
+    databases beside ``origin`` (the run's ``DATABASE_URL`` by default), if there is one."""
+    shutil.rmtree(run_folder(run), ignore_errors=True)
+    origin = origin or os.environ.get("DATABASE_URL")
+    if not origin:
+        return
+    import psycopg
+
+    with psycopg.connect(origin, autocommit=True) as admin:
+        names = admin.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s",
+            [f"{TEMPLATE_PREFIX}{run}_%"],
+        ).fetchall()
+    for (name,) in names:
+        drop_database(urlunsplit(urlsplit(origin)._replace(path=f"/{name}")), origin)
 
 
 migrated_databases = MigratedDatabases()

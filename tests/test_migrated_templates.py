@@ -1,0 +1,125 @@
+"""The suite's migrated templates (tests/live_server.py): one migrate per schema in a run.
+
+Every server a test starts gets a database of its own, copied from a template migrated
+once. The test processes of a run share the run's templates; servers that differ only in
+how they behave (the demo's knobs) share one; a template is published whole or not at all.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import live_server
+from tests.live_server import MigratedDatabases, remove_run_templates, run_folder
+from tests.test_hosts import postgres_url
+
+# Each test picks its own databases (SQLite files, a PostgreSQL server beside the run's).
+pytestmark = pytest.mark.once
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A run of its own, as a controlling process names one for its test processes."""
+    name = f"t{secrets.token_hex(5)}"
+    monkeypatch.setenv(live_server.RUN_ENV, name)
+    yield name
+    remove_run_templates(name)
+
+
+def environment(workdir: Path, **extra: str) -> dict[str, str]:
+    workdir.mkdir(parents=True)
+    env = live_server.server_environment(workdir, extra)
+    env.pop("DATABASE_URL", None)
+    env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
+    return env
+
+
+def tables(path: str | Path) -> set[str]:
+    with sqlite3.connect(path) as db:
+        return {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+
+
+def test_processes_of_a_run_share_one_template_per_schema(run: str, tmp_path: Path) -> None:
+    # Two test processes, each with its memory of templates; servers that differ in the
+    # demo's behaviour only (sessions on or off) and in what is their own (file, cache).
+    first, second = MigratedDatabases(), MigratedDatabases()
+    first.sqlite(environment(tmp_path / "a", DEMO_MCP_SESSIONS="1"))
+    second.sqlite(environment(tmp_path / "b", DEMO_MCP_SESSIONS="0", MCP_LOG_LEVEL="DEBUG"))
+    [template] = run_folder(run).glob("*.sqlite3")
+    assert "mcp_endpoint_apikey" in tables(template)
+    for server in ("a", "b"):
+        assert tables(tmp_path / server / "db.sqlite3") == tables(template)
+
+
+def test_another_settings_module_is_another_template(run: str, tmp_path: Path) -> None:
+    databases = MigratedDatabases()
+    databases.sqlite(environment(tmp_path / "demo"))
+    databases.sqlite(environment(tmp_path / "hosts", DJANGO_SETTINGS_MODULE="tests.hosts.settings"))
+    assert len(list(run_folder(run).glob("*.sqlite3"))) == 2
+    assert "inventory_site" in tables(tmp_path / "hosts" / "db.sqlite3")
+    assert "inventory_site" not in tables(tmp_path / "demo" / "db.sqlite3")
+
+
+def test_servers_starting_together_wait_for_one_migrate(run: str, tmp_path: Path) -> None:
+    failures: list[BaseException] = []
+
+    def start(name: str) -> None:
+        try:
+            MigratedDatabases().sqlite(environment(tmp_path / name))
+        except BaseException as exc:  # reported by the test below
+            failures.append(exc)
+
+    starting = [threading.Thread(target=start, args=(f"s{n}",)) for n in range(3)]
+    for thread in starting:
+        thread.start()
+    for thread in starting:
+        thread.join(120)
+    assert failures == []
+    # One template, and no half-migrated file of another process beside it.
+    assert [p.suffix for p in run_folder(run).iterdir() if p.suffix != ".lock"] == [".sqlite3"]
+    for n in range(3):
+        assert "mcp_endpoint_apikey" in tables(tmp_path / f"s{n}" / "db.sqlite3")
+
+
+def test_a_failed_migrate_publishes_nothing(run: str, tmp_path: Path) -> None:
+    env = environment(tmp_path / "broken", DJANGO_SETTINGS_MODULE="tests.no_such_settings")
+    with pytest.raises(RuntimeError, match="migrate"):
+        MigratedDatabases().sqlite(env)
+    assert [p for p in run_folder(run).iterdir() if p.suffix != ".lock"] == []
+
+
+def test_postgresql_templates_are_shared_and_removed_with_the_run(run: str, tmp_path: Path) -> None:
+    origin = postgres_url()
+    if origin is None:
+        pytest.skip("no PostgreSQL server answers (CI requires one)")
+    import psycopg
+
+    def templates() -> list[str]:
+        with psycopg.connect(origin, autocommit=True) as admin:
+            rows = admin.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s",
+                [f"{live_server.TEMPLATE_PREFIX}{run}_%"],
+            )
+            return [name for (name,) in rows]
+
+    env = live_server.server_environment(tmp_path, {"DATABASE_URL": origin})
+    copies = [
+        MigratedDatabases().postgresql({**env, "DEMO_MCP_SESSIONS": str(n)}, origin)
+        for n in range(2)
+    ]
+    try:
+        assert len(templates()) == 1
+        for copy in copies:
+            with psycopg.connect(copy) as db:
+                db.execute("SELECT count(*) FROM mcp_endpoint_apikey").fetchone()
+    finally:
+        for copy in copies:
+            live_server.drop_database(copy, origin)
+    remove_run_templates(run, origin)
+    assert templates() == []
