@@ -110,9 +110,33 @@ def test_records_outside_a_call_go_nowhere(
     session_id = initialize(rpc)
     # Emitted by this thread, outside any call: no channel is current, nothing is sent.
     logging.getLogger("project.tracker.mcp").warning("not part of any call")
+    before = sending_state(session_id)
     assert [m["data"] for m in summarize(rpc, session_id, project)] == [
         f"summarised project {project.pk} for alice"
-    ]
+    ], before
+
+
+def sending_state(session_id: str) -> dict[str, Any]:
+    """What decides whether a call's records reach its client, for a failure to show: this
+    test failed now and then after other tests in the same process, and passes alone."""
+    from mcp_endpoint import client_logging, site, streaming
+    from mcp_endpoint.sessions import SessionStore
+
+    store = SessionStore(site)
+    pool = streaming.stream_pool
+    tracker = logging.getLogger("project.tracker")
+    return {
+        "pool threads idle": getattr(pool.idle, "_value", None),
+        "handler on project.tracker": client_logging._handler in tracker.handlers,
+        "installed": sorted(client_logging._installed),
+        "effective level": logging.getLogger("project.tracker.mcp").getEffectiveLevel(),
+        "channel of this thread": repr(client_logging.current_channel.get()),
+        "session": store.cache.get(store.key(session_id)),
+        "settings": {
+            name: getattr(site.settings, name)
+            for name in ("STREAMING", "LOGGING", "CLIENT_LOGGERS", "STREAMED_CALLS_PER_CREDENTIAL")
+        },
+    }
 
 
 def test_loggers_not_named_are_not_sent(
