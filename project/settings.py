@@ -134,6 +134,11 @@ ASGI_APPLICATION = "project.asgi.application"
 
 CONN_MAX_AGE = int(os.environ.get("DEMO_CONN_MAX_AGE", "60"))
 DEMO_EXPORT_PACE_SECONDS = float(os.environ.get("DEMO_EXPORT_PACE_SECONDS", "0"))
+# The test suite's servers (tests/live_server.py) seed and sign in the demo's users by the
+# dozen, and PBKDF2's rounds cost a quarter of a second of CPU per password: they set this.
+# Nothing else should.
+if os.environ.get("DEMO_FAST_PASSWORD_HASHING") == "1":
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _sqlite_options() -> dict[str, object]:

@@ -93,6 +93,8 @@ def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> di
     env.setdefault("PYTHONUNBUFFERED", "1")
     # The suite's servers are stateless unless a test asks for the demo's sessions ("1").
     env.setdefault("DEMO_MCP_SESSIONS", "0")
+    # Passwords checked in milliseconds, as in the test process (tests/conftest.py).
+    env.setdefault("DEMO_FAST_PASSWORD_HASHING", "1")
     if not env.get("DATABASE_URL"):
         env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if not env.get("REDIS_URL"):
