@@ -12,7 +12,6 @@ system check errors.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -572,8 +571,6 @@ def scratch_endpoint() -> Iterator[Endpoint]:
     endpoint = Endpoint("scratch")
     yield endpoint
     endpoints.discard(endpoint)
-    del endpoint
-    gc.collect()
 
 
 def errors_for(endpoint: Endpoint, messages: list[CheckMessage] | None = None) -> list[Any]:

@@ -4,7 +4,6 @@ for the rest, on REST and at /mcp; a view's own policy wins; turning it off is e
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +38,6 @@ def scratch() -> Iterator[list[Endpoint]]:
     for endpoint in made:
         endpoints.discard(endpoint)
     made.clear()
-    gc.collect()
 
 
 class ScopedSnippetViewSet(SnippetViewSet):
