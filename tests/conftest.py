@@ -42,6 +42,7 @@ WHOLE_MODULES = frozenset(
         "host_generated_live",
         "host_tenants_live",
         "limits_live",
+        "live_server",
         "machine_clients",
         "ui_browser",
         "oauth_live",

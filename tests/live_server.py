@@ -5,8 +5,10 @@ Its database is always its own and always migrated before start: a fresh SQLite 
 temporary folder, or, when ``DATABASE_URL`` is set (CI with PostgreSQL), a fresh database
 created beside the one it names and dropped when the server stops, so no run depends on
 what an earlier one left behind. Each is a copy of a database migrated once in the run for
-the server's schema (:class:`MigratedDatabases`). ``REDIS_URL`` is used
-as it is. Only the process this module started is ever stopped, by its PID::
+the server's schema (:class:`MigratedDatabases`). ``REDIS_URL`` is used as it is. The
+``manage.py`` commands run against a server (:func:`manage`, :func:`run_script`) share one
+warm Django process per environment (:class:`WarmCommands`). Only the processes this
+module started are ever stopped, by their PIDs::
 
     with LiveServer(tmp_path) as server:
         post(server.url("/conformance/mcp"), ...)
@@ -19,8 +21,10 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import locale
 import os
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -29,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -305,8 +310,32 @@ def drop_database(url: str, via: str) -> None:
         )
 
 
-def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
-    """Run ``manage.py`` with ``env``; the output, or an error carrying it."""
+# Commands that need a new interpreter on purpose: ``migrate`` builds the schema (and the
+# templates of :class:`MigratedDatabases`) that every process started after it relies on.
+FRESH_COMMANDS = frozenset({"migrate"})
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 300, fresh: bool = False) -> str:
+    """Run ``manage.py`` with ``env``; the output, or an error carrying it.
+
+    The command runs in the warm process of ``env`` (:data:`warm_commands`), as it would
+    in a new ``manage.py`` process but without paying Django's start-up again, unless
+    ``fresh`` asks for a new process, or the command is one of :data:`FRESH_COMMANDS`, or
+    ``env`` names a template database (nobody may stay connected to one).
+    """
+    ran = None
+    if not fresh and warm_commands.accepts(env, args):
+        ran = warm_commands.run(env, args, timeout)
+    if ran is None:
+        ran = run_fresh(env, args, timeout)
+    stdout, stderr, returncode = ran
+    if returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed ({returncode}):\n{stdout}\n{stderr}")
+    return stdout
+
+
+def run_fresh(env: dict[str, str], args: tuple[str, ...], timeout: float) -> tuple[str, str, int]:
+    """Run ``manage.py`` in a new process; its stdout, stderr and exit status."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), *args],
         cwd=ROOT,
@@ -316,11 +345,324 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
         timeout=timeout,
         check=False,
     )
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
-    return done.stdout
+    return done.stdout, done.stderr, done.returncode
+
+
+def decoded(data: bytes) -> str:
+    """``data`` as ``subprocess.run(..., text=True)`` would have read it from a pipe."""
+    text = data.decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def serve_commands() -> None:
+    """The loop of a warm process (:class:`WarmCommandProcess`): Django set up once, then
+    one ``manage.py`` command per line read, its output written to files of the folder
+    named by ``sys.argv[1]``, its exit status answered in a line.
+
+    Each command is run as a new ``manage.py`` process would run it: what it and anything
+    it calls print to the process's stdout and stderr (file descriptors 1 and 2, so
+    ``print()``, ``self.stdout`` and logging alike) goes to that command's files only; a
+    ``CommandError`` is reported as ``manage.py`` reports it, any other exception as a
+    traceback. After it, the database connections are closed, so that the next command
+    sees what others committed meanwhile and nothing holds the database between commands.
+    """
+    folder = Path(sys.argv[1])
+    # The requests and answers keep pipes of their own: a command that reads stdin or
+    # prints finds /dev/null and its own files, never the conversation with the parent.
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    idle = os.dup(2)  # the process's log: where stray output goes between commands
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(idle, 1)
+    sys.path.insert(0, str(ROOT))  # what running manage.py from ROOT puts first
+    sys.argv = [str(ROOT / "manage.py")]
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+
+    import django
+
+    django.setup()
+    from django.core.management import CommandError, call_command
+    from django.core.management.commands import shell
+    from django.db import connections
+
+    stdout, stderr = sys.stdout, sys.stderr
+    # Django before 5.2 runs ``shell -c`` in the globals of its own module: the names a
+    # script defines would be there for the next one.
+    shell_globals = dict(vars(shell))
+    answers.write("ready\n")
+    answers.flush()
+    for line in requests:
+        args = json.loads(line)
+        returncode = 0
+        with (folder / "stdout").open("wb") as out, (folder / "stderr").open("wb") as err:
+            for stream in (stdout, stderr):
+                stream.flush()  # what was printed between commands stays in the log
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            try:
+                call_command(*args)
+            except CommandError as exc:
+                # As BaseCommand.run_from_argv reports it from the command line.
+                sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
+                returncode = exc.returncode
+            except SystemExit as exc:
+                if isinstance(exc.code, int) or exc.code is None:
+                    returncode = exc.code or 0
+                else:
+                    sys.stderr.write(f"{exc.code}\n")
+                    returncode = 1
+            except Exception:  # what the interpreter of a new process would print and exit on
+                traceback.print_exc()
+                returncode = 1
+            finally:
+                for stream in (sys.stdout, sys.stderr, stdout, stderr):
+                    with contextlib.suppress(Exception):  # a script may have closed it
+                        stream.flush()
+                sys.stdout, sys.stderr = stdout, stderr
+                os.dup2(idle, 1)
+                os.dup2(idle, 2)
+                vars(shell).clear()
+                vars(shell).update(shell_globals)
+                connections.close_all()
+        answers.write(json.dumps({"returncode": returncode}) + "\n")
+        answers.flush()
+
+
+class WarmCommandProcess:
+    """A Python process that set Django up once for ``env`` and runs ``manage.py`` commands
+    on request (:func:`serve_commands`), each in milliseconds instead of a new
+    interpreter's second or more. Stopped by its PID (:meth:`stop`); it also ends by
+    itself when the test process does, as its requests pipe closes."""
+
+    def __init__(self, env: dict[str, str], timeout: float) -> None:
+        self.env = dict(env)
+        self.folder = Path(tempfile.mkdtemp(prefix="mcp-warm-"))
+        self.log_path = self.folder / "log"
+        self.busy = False
+        self._pending = b""
+        with self.log_path.open("wb") as log:
+            self.process: subprocess.Popen[bytes] = subprocess.Popen(
+                [
+                    sys.executable, "-c",
+                    "from tests.live_server import serve_commands; serve_commands()",
+                    str(self.folder),
+                ],
+                cwd=ROOT, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=log,
+            )  # fmt: skip
+        try:
+            ready = self.read_line(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        if ready != "ready":
+            log_text = tail(self.log_path, 40, "(no log)")
+            self.stop()
+            raise RuntimeError(f"The warm manage.py process did not start:\n{log_text}")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def read_line(self, timeout: float) -> str | None:
+        """The next line the process answers, ``None`` if it ended first; waits no longer
+        than ``timeout`` (and no thread waits for it)."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(self.process.args, timeout)
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if readable:
+                data = os.read(fd, 65536)
+                if not data:
+                    return None
+                self._pending += data
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.decode()
+
+    def send(self, args: tuple[str, ...]) -> bool:
+        """Hand the process a command; False if it is gone (the command never started)."""
+        assert self.process.stdin is not None
+        if not self.alive():
+            return False
+        try:
+            self.process.stdin.write(json.dumps(list(args)).encode() + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            return False
+        return True
+
+    def finish(self, args: tuple[str, ...], timeout: float) -> tuple[str, str, int]:
+        """Wait for the command :meth:`send` handed over; its stdout, stderr and status."""
+        try:
+            line = self.read_line(timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.stop()
+            raise subprocess.TimeoutExpired(
+                ["manage.py", *args], timeout, output=self.output("stdout"),
+                stderr=self.output("stderr"),
+            ) from exc  # fmt: skip
+        stdout, stderr = self.output("stdout"), self.output("stderr")
+        if line is None:
+            # The command ended the process (os._exit, a crash): as a new process would
+            # have, it failed, and the process is replaced next time.
+            returncode = self.process.wait(timeout=30)
+            log_text = tail(self.log_path, 40, "")
+            return stdout, stderr + log_text, returncode or 1
+        answer: dict[str, int] = json.loads(line)
+        return stdout, stderr, answer["returncode"]
+
+    def output(self, name: str) -> str:
+        try:
+            return decoded((self.folder / name).read_bytes())
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """End the process this object started: its requests pipe closed, it leaves its
+        loop; one that does not within 5 s is killed, by its PID."""
+        process = self.process
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+        if process.stdout is not None:
+            process.stdout.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class WarmCommands:
+    """The warm ``manage.py`` processes of this test process, one per environment (the
+    exact ``env`` dict: a server's ``env``), started on a first command and stopped when
+    the environment's server stops (:meth:`stop_for`) or this process ends.
+
+    A test that runs several commands against one server (a seed, a key, scripts that read
+    its database) pays Django's start-up once instead of once per command. At most
+    :attr:`limit` are kept, the least recently used stopped first, as each holds a Django
+    process's memory.
+    """
+
+    limit = 4
+
+    def __init__(self) -> None:
+        self.processes: dict[str, WarmCommandProcess] = {}
+        self.lock = threading.Lock()
+        atexit.register(self.stop_all)
+
+    @staticmethod
+    def key(env: dict[str, str]) -> str:
+        return json.dumps(sorted(env.items()))
+
+    def accepts(self, env: dict[str, str], args: tuple[str, ...]) -> bool:
+        """Whether the command may run in a warm process: not one of
+        :data:`FRESH_COMMANDS`, and not against a template database, which ``CREATE
+        DATABASE ... TEMPLATE`` can copy only while nobody is connected to it."""
+        if not args or args[0] in FRESH_COMMANDS:
+            return False
+        # The run's templates, this process's or another's (their names say so).
+        database = urlsplit(env.get("DATABASE_URL", "")).path.lstrip("/")
+        if database.startswith(TEMPLATE_PREFIX):
+            return False
+        if Path(env.get("SQLITE_PATH", "")).parent.name.startswith("mcp-migrated-"):
+            return False
+        templates = set(migrated_databases.templates.values())
+        return not templates & {env.get("DATABASE_URL"), env.get("SQLITE_PATH")}
+
+    def run(
+        self, env: dict[str, str], args: tuple[str, ...], timeout: float
+    ) -> tuple[str, str, int] | None:
+        """Run the command in the warm process of ``env`` (started, or replaced if it
+        died); its stdout, stderr and status, or ``None`` if that process is busy with
+        another thread's command (the caller runs it in a new process instead)."""
+        key = self.key(env)
+        with self.lock:
+            warm = self.processes.pop(key, None)
+            if warm is not None and warm.busy:
+                self.processes[key] = warm
+                return None
+            if warm is not None:
+                warm.busy = True
+                self.processes[key] = warm  # the most recently used last
+        try:
+            if warm is None or not warm.send(args):
+                if warm is not None:
+                    self.discard(key, warm)
+                    warm = None
+                try:
+                    warm = self.start(key, env, timeout)
+                except (RuntimeError, subprocess.TimeoutExpired):
+                    # Django does not start with this environment: a new manage.py
+                    # process fails as the caller would have seen it fail before.
+                    return None
+                if not warm.send(args):
+                    self.discard(key, warm)
+                    return None
+            ran = warm.finish(args, timeout)
+        except BaseException:
+            if warm is not None:
+                self.discard(key, warm)
+            raise
+        with self.lock:
+            warm.busy = False
+        if not warm.alive():
+            self.discard(key, warm)
+        return ran
+
+    def start(self, key: str, env: dict[str, str], timeout: float) -> WarmCommandProcess:
+        warm = WarmCommandProcess(env, timeout)
+        warm.busy = True
+        with self.lock:
+            self.processes[key] = warm
+            idle = [k for k, other in self.processes.items() if not other.busy]
+            surplus = max(0, len(self.processes) - self.limit)
+            evicted = [self.processes.pop(k) for k in idle[:surplus]]
+        for other in evicted:
+            other.stop()
+        return warm
+
+    def discard(self, key: str, warm: WarmCommandProcess) -> None:
+        with self.lock:
+            if self.processes.get(key) is warm:
+                del self.processes[key]
+        warm.stop()
+
+    def stop_for(self, env: dict[str, str]) -> None:
+        """Stop the warm processes of ``env``, and of any environment that uses its
+        database (the server of ``env`` is stopping; its database goes with it)."""
+        own = {env.get("DATABASE_URL"), env.get("SQLITE_PATH")} - {None}
+        with self.lock:
+            stopping = [
+                (key, warm)
+                for key, warm in self.processes.items()
+                if warm.env == env
+                or own & {warm.env.get("DATABASE_URL"), warm.env.get("SQLITE_PATH")}
+            ]
+            for key, _ in stopping:
+                del self.processes[key]
+        for _, warm in stopping:
+            warm.stop()
+
+    def stop_all(self) -> None:
+        with self.lock:
+            stopping = list(self.processes.values())
+            self.processes.clear()
+        for warm in stopping:
+            warm.stop()
+
+    def pids(self) -> dict[str, int]:
+        """The PID of each warm process, by environment key."""
+        with self.lock:
+            return {key: warm.process.pid for key, warm in self.processes.items()}
+
+
+warm_commands = WarmCommands()
 
 
 class ReadyCommand:
@@ -396,8 +738,9 @@ class ReadyCommand:
                     stream.close()
 
 
-def run_script(env: dict[str, str], script: str) -> str:
-    """Run Python ``script`` in the host's ``manage.py shell``; what it printed.
+def run_script(env: dict[str, str], script: str, *, fresh: bool = False) -> str:
+    """Run Python ``script`` in the host's ``manage.py shell``; what it printed. ``fresh``
+    as for :func:`manage`.
 
     Django 5.2's shell imports the models first (and says so); ``--no-imports`` keeps the
     output to what the script prints. Earlier versions import nothing and lack the flag.
@@ -405,7 +748,7 @@ def run_script(env: dict[str, str], script: str) -> str:
     import django
 
     quiet = ["--no-imports"] if django.VERSION >= (5, 2) else []
-    return manage(env, "shell", *quiet, "-c", script)
+    return manage(env, "shell", *quiet, "-c", script, fresh=fresh)
 
 
 def tail(path: Path, lines: int, absent: str) -> str:
@@ -550,6 +893,7 @@ class LiveServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+        warm_commands.stop_for(self.env)
         database, self.own_database = self.own_database, None
         if database is not None:
             drop_database(*database)
