@@ -129,6 +129,11 @@ def create_database(url: str, template: str | None = None) -> str:
         statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(source))
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(statement)
+    return beside(url, name)
+
+
+def beside(url: str, name: str) -> str:
+    """The URL of the database ``name`` on the server of ``url``."""
     return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
 
 
@@ -144,6 +149,7 @@ SCHEMA_FREE_ENV = {"CELERY_BROKER_URL", "REDIS_URL", "TEST_REDIS_URL", "TRACES_F
 # controlling process before the others start): their templates are the run's.
 RUN_ENV = "MCP_TESTS_RUN"
 TEMPLATE_PREFIX = "mcp_tpl_"
+TEMPLATES_FOLDER_PREFIX = "mcp-migrated-"
 
 
 def run_name() -> str | None:
@@ -198,7 +204,8 @@ class MigratedDatabases:
     def templates_folder(self) -> Path:
         if self.folder is None:
             if self.run is None:
-                self.folder = self.own_folder = Path(tempfile.mkdtemp(prefix="mcp-migrated-"))
+                own = Path(tempfile.mkdtemp(prefix=TEMPLATES_FOLDER_PREFIX))
+                self.folder = self.own_folder = own
             else:
                 self.folder = run_folder(self.run)
                 self.folder.mkdir(exist_ok=True)
@@ -242,7 +249,7 @@ class MigratedDatabases:
         from psycopg import sql
 
         name = f"{TEMPLATE_PREFIX}{self.run or os.getpid()}_{key}"
-        url = urlunsplit(urlsplit(origin)._replace(path=f"/{name}"))
+        url = beside(origin, name)
         with psycopg.connect(origin, autocommit=True) as admin:
             # Held on this connection until it closes: one migrate per template in the run.
             admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [name])
@@ -273,7 +280,7 @@ class MigratedDatabases:
 
 
 def run_folder(run: str) -> Path:
-    return Path(tempfile.gettempdir()) / f"mcp-migrated-{run}"
+    return Path(tempfile.gettempdir()) / f"{TEMPLATES_FOLDER_PREFIX}{run}"
 
 
 def remove_run_templates(run: str, origin: str | None = None) -> None:
@@ -291,7 +298,7 @@ def remove_run_templates(run: str, origin: str | None = None) -> None:
             [f"{TEMPLATE_PREFIX}{run}_%"],
         ).fetchall()
     for (name,) in names:
-        drop_database(urlunsplit(urlsplit(origin)._replace(path=f"/{name}")), origin)
+        drop_database(beside(origin, name), origin)
 
 
 migrated_databases = MigratedDatabases()
@@ -566,14 +573,12 @@ class WarmCommands:
         DATABASE ... TEMPLATE`` can copy only while nobody is connected to it."""
         if not args or args[0] in FRESH_COMMANDS:
             return False
-        # The run's templates, this process's or another's (their names say so).
+        # Every template, this process's or another's, is known by its name.
         database = urlsplit(env.get("DATABASE_URL", "")).path.lstrip("/")
-        if database.startswith(TEMPLATE_PREFIX):
-            return False
-        if Path(env.get("SQLITE_PATH", "")).parent.name.startswith("mcp-migrated-"):
-            return False
-        templates = set(migrated_databases.templates.values())
-        return not templates & {env.get("DATABASE_URL"), env.get("SQLITE_PATH")}
+        folder = Path(env.get("SQLITE_PATH", "")).parent.name
+        return not (
+            database.startswith(TEMPLATE_PREFIX) or folder.startswith(TEMPLATES_FOLDER_PREFIX)
+        )
 
     def run(
         self, env: dict[str, str], args: tuple[str, ...], timeout: float
