@@ -25,6 +25,9 @@ Everything that differs between a laptop, CI and production comes from the envir
   ``DEMO_MCP_STREAMED_CALLS``, ``DEMO_MCP_PENDING``, ``DEMO_MCP_SINGLE_THREADED_WAIT`` set
   the per-credential caps and the wait for a client's answer under sync workers);
   ``DEMO_STREAM_KEEPALIVE_SECONDS``: between keep-alives of a quiet stream (15).
+- ``DEMO_WARM_UP=0``: ``project.wsgi`` and ``project.asgi`` leave each endpoint's tools to
+  be built by its first request instead of as the worker starts
+  (:func:`mcp_endpoint.warmup.warm_up`).
 """
 
 from __future__ import annotations
@@ -330,5 +333,7 @@ LOGGING = {
     "loggers": {
         "mcp_endpoint": {"handlers": ["console"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
         "project.tracker": {"level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
+        # A request that failed with a server error says why on the console, DEBUG or not.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }

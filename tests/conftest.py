@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import secrets
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -77,6 +78,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         run = os.environ.get(live_server.RUN_ENV)
         if run:
             live_server.remove_run_templates(run)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failing test's report ends with the logs of the servers and workers it ran on:
+    what a live test's client saw (a 500, a dropped connection) is explained there."""
+    report = yield
+    live_server = sys.modules.get("tests.live_server")
+    if report.failed and live_server is not None:
+        for name, text in live_server.recent_log_tails():
+            report.sections.append((f"log of {name}", text))
+    return report
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    live_server = sys.modules.get("tests.live_server")
+    if live_server is not None:
+        live_server.forget_stopped_logs()
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

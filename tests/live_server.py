@@ -100,6 +100,10 @@ def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> di
     env.setdefault("DEMO_MCP_SESSIONS", "0")
     # Passwords checked in milliseconds, as in the test process (tests/conftest.py).
     env.setdefault("DEMO_FAST_PASSWORD_HASHING", "1")
+    # Each worker builds the tools of the endpoints its requests reach, not of every
+    # endpoint at start: most servers here serve one small one. A test of a large product,
+    # whose first request would be slow, turns the warm-up back on ("1").
+    env.setdefault("DEMO_WARM_UP", "0")
     if not env.get("DATABASE_URL"):
         env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if not env.get("REDIS_URL"):
@@ -776,6 +780,31 @@ def terminate(process: subprocess.Popen[bytes] | None) -> None:
             process.wait(timeout=5)
 
 
+# The servers (and task workers) running in this test process, and those stopped since the
+# current test began, whose logs a failing test's report shows (tests/conftest.py): a live
+# test's assertion sees the client's side only.
+running_logs: dict[int, tuple[str, Path]] = {}
+stopped_logs: dict[int, tuple[str, Path]] = {}
+
+
+def stopped_log(owner: object) -> None:
+    entry = running_logs.pop(id(owner), None)
+    if entry is not None:
+        stopped_logs[id(owner)] = entry
+
+
+def forget_stopped_logs() -> None:
+    """A new test begins: the servers stopped before it are not its own."""
+    stopped_logs.clear()
+
+
+def recent_log_tails(lines: int = 40) -> list[tuple[str, str]]:
+    """The last lines of the log of each server and worker running now or stopped during
+    the current test, with its name."""
+    entries = [*running_logs.values(), *stopped_logs.values()]
+    return [(name, tail(path, lines, "(no log)")) for name, path in entries]
+
+
 class LiveServer:
     """gunicorn serving the host on ``127.0.0.1:<port>``; a context manager (see also
     :class:`UvicornServer`, the same under ASGI).
@@ -794,7 +823,8 @@ class LiveServer:
         share_database: LiveServer | None = None,
         env: dict[str, str] | None = None,
         ready_path: str = "/",
-        startup_timeout: float = 60.0,
+        startup_timeout: float = 120.0,
+        worker_timeout: int = 120,
     ) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -816,6 +846,10 @@ class LiveServer:
             self.own_database = (self.env["DATABASE_URL"], origin)
         self.ready_path = ready_path
         self.startup_timeout = startup_timeout
+        # gunicorn's own default (30 s) kills a worker whose request a loaded machine slows
+        # past it, and the client sees a connection closed with no answer; a test of that
+        # timeout passes gunicorn's default.
+        self.worker_timeout = worker_timeout
         self.port = free_port()
         self.log_path = self.workdir / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -843,6 +877,8 @@ class LiveServer:
             str(ROOT),
             "--graceful-timeout",
             "5",
+            "--timeout",
+            str(self.worker_timeout),
             "--access-logfile",
             "-",
         ]
@@ -860,6 +896,7 @@ class LiveServer:
         self.process = subprocess.Popen(
             self.command(), cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
         )
+        running_logs[id(self)] = (f"{type(self).__name__} {self.base_url}", self.log_path)
         try:
             self.wait_ready()
         except BaseException:
@@ -894,6 +931,7 @@ class LiveServer:
     def stop(self) -> None:
         """Stop the gunicorn master this object started (it stops its own workers)."""
         process, self.process = self.process, None
+        stopped_log(self)
         terminate(process)
         if self._log is not None:
             self._log.close()
@@ -974,6 +1012,7 @@ class TaskWorker:
             ],
             cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        running_logs[id(self)] = (f"task worker of {self.server.base_url}", self.log_path)
         self.wait_ready()
         return self
 
@@ -1002,6 +1041,7 @@ class TaskWorker:
     def stop(self) -> None:
         """Stop the worker this object started; it finishes the task it is running."""
         process, self.process = self.process, None
+        stopped_log(self)
         terminate(process)
         if self._log is not None:
             self._log.close()
@@ -1046,6 +1086,7 @@ class CeleryWorker(TaskWorker):
             ],
             cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        running_logs[id(self)] = (f"Celery worker of {self.server.base_url}", self.log_path)
         try:
             self.wait_ready()
         except BaseException:

@@ -61,7 +61,8 @@ def deployment(
         "DEMO_USER_THROTTLE": "100000/minute",
     }
     workdir: Path = tmp_path_factory.mktemp(f"caps-{kind}")
-    with SERVERS[kind](workdir, workers=WORKERS[kind], env=env) as server:
+    # gunicorn's default worker timeout, which a waiting call must stay within.
+    with SERVERS[kind](workdir, workers=WORKERS[kind], env=env, worker_timeout=30) as server:
         manage(server.env, "seed_demo")
         keys = {name: create_key(server.env, name, "read write") for name in ("alice", "bob")}
         yield Deployment(kind, server, keys)
