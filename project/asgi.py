@@ -7,6 +7,7 @@
 import os
 
 from mcp_endpoint.asgi import get_asgi_application
+from mcp_endpoint.warmup import warm_up
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 # Django runs each synchronous view of an ASGI request on a thread, and a persistent
@@ -15,3 +16,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 os.environ.setdefault("DEMO_CONN_MAX_AGE", "0")
 
 application = get_asgi_application()
+# Every tool's schema built now, as the worker starts, not in its first request.
+if os.environ.get("DEMO_WARM_UP", "1") != "0":
+    warm_up()

@@ -49,7 +49,14 @@ class Host:
 def serve(kind: type[LiveServer], tmp: pytest.TempPathFactory) -> Iterator[Host]:
     workdir: Path = tmp.mktemp(f"dynamic-{kind.__name__}")
     root = Path(__file__).resolve().parent.parent
-    env = {"DJANGO_SETTINGS_MODULE": "tests.hosts.settings", "PYTHONPATH": str(root)}
+    # The generated product's thousand tools are built as the worker starts, as in the
+    # demo: built by the first request instead, they outlast the SDK's wait for
+    # server/discover on a loaded machine, and the client falls back to 2025-11-25.
+    env = {
+        "DJANGO_SETTINGS_MODULE": "tests.hosts.settings",
+        "PYTHONPATH": str(root),
+        "DEMO_WARM_UP": "1",
+    }
     with kind(workdir, workers=1, env=env) as server:
         output = run_script(server.env, SEED)
         yield Host(server, json.loads(output.strip().splitlines()[-1]))

@@ -47,7 +47,13 @@ class Host:
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     workdir: Path = tmp_path_factory.mktemp("generated-host")
     root = Path(__file__).resolve().parent.parent
-    env = {"DJANGO_SETTINGS_MODULE": "tests.hosts.settings", "PYTHONPATH": str(root)}
+    # Its thousand tools built as the worker starts, as in the demo: not by the first
+    # request, which on a loaded machine would outlast the SDK's wait for server/discover.
+    env = {
+        "DJANGO_SETTINGS_MODULE": "tests.hosts.settings",
+        "PYTHONPATH": str(root),
+        "DEMO_WARM_UP": "1",
+    }
     with LiveServer(workdir, workers=1, env=env) as server:
         output = run_script(server.env, SEED)
         facts = json.loads(output.strip().splitlines()[-1])
