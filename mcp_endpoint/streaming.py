@@ -1,13 +1,17 @@
 """Request-scoped SSE: a tool call's progress and log messages, then its answer, as they happen.
 
-When the client accepts ``text/event-stream`` and the call can produce notifications (it
-carries a ``progressToken``, or asks for log messages, or runs in a legacy session whose
-client answers requests), the call runs in a worker thread and talks to the view through a
-:class:`Channel`. The view waits for the first thing the call produces: the answer itself
-(then it is plain JSON, with the usual status) or a notification (then the answer becomes
-an SSE stream that carries that notification, the ones after it, and the answer last). A
-call that stays silent past the keep-alive interval commits to SSE too, so comment lines
-can keep the connection open through proxies.
+When the client accepts ``text/event-stream`` and the call's client hears it as it runs (it
+carries a ``progressToken``, or runs in a legacy session whose client answers requests),
+the call runs in a worker thread and talks to the view through a :class:`Channel`. A call
+that can only log (a legacy call, or a 2026-07-28 one whose ``_meta`` names a level) runs
+in the request thread instead; its messages are kept (:class:`Buffered`) and, when there
+are some, sent on the answer's stream ahead of it.
+
+For a call in the worker thread, the view waits for the first thing the call produces: the
+answer itself (then it is plain JSON, with the usual status) or a notification (then the
+answer becomes an SSE stream that carries that notification, the ones after it, and the
+answer last). A call that stays silent past the keep-alive interval commits to SSE too, so
+comment lines can keep the connection open through proxies.
 
 The stream is produced by a plain generator under WSGI and by an async generator under
 ASGI, so neither server buffers it. A client that closes the stream cancels the call: the
@@ -18,6 +22,7 @@ transaction back, and nothing more is sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import secrets
@@ -236,12 +241,8 @@ class Channel:
         self.notify("notifications/progress", params)
 
     def log(self, level: str, data: Any, logger: str = "mcp") -> None:
-        threshold = log_threshold(self.endpoint, self.context)
-        if threshold is None or level not in LOG_LEVELS:
-            return
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
-            return
-        self.notify("notifications/message", {"level": level, "logger": logger, "data": data})
+        if sends_level(self.endpoint, self.context, level):
+            self.notify("notifications/message", {"level": level, "logger": logger, "data": data})
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a request to the client (legacy session only) and wait for its answer.
@@ -379,30 +380,98 @@ def log_threshold(endpoint: EndpointLike, context: RequestContext) -> str | None
     return context.log_level or DEFAULT_LEGACY_LOG_LEVEL
 
 
+def sends_level(endpoint: EndpointLike, context: RequestContext, level: str) -> bool:
+    """Whether a log message at ``level`` goes to the call's client. Asked per message:
+    a 2026-07-28 request's level is known once the request is parsed."""
+    threshold = log_threshold(endpoint, context)
+    if threshold is None or level not in LOG_LEVELS:
+        return False
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
+
+
 def accepts_event_stream(request: HttpRequest) -> bool:
     accept = request.META.get("HTTP_ACCEPT", "")
     return any(part.split(";")[0].strip() == "text/event-stream" for part in accept.split(","))
 
 
-def wanted(
+# How a request's answer is sent (see :func:`delivery`).
+PLAIN = "plain"
+BUFFERED = "buffered"
+LIVE = "live"
+
+
+def delivery(
     endpoint: EndpointLike, request: HttpRequest, message: Any, context: RequestContext
-) -> bool:
-    """Whether this request's answer may stream: a tool call that can produce notifications."""
+) -> str:
+    """How this request's answer is sent: :data:`LIVE` for a tool call whose client hears
+    it as it runs (it carries a ``progressToken``, or its legacy session's client can be
+    asked for input); :data:`BUFFERED` for one that can only log (its records are kept
+    and sent ahead of the answer, on the answer's own stream, when there are some);
+    :data:`PLAIN` otherwise.
+
+    A call that can only log runs in the request thread: handing it to the stream pool
+    would cost every such call (every legacy call of a client that reads streams) a
+    thread hand-off and the credential's count of streamed calls, for records that most
+    calls never emit.
+    """
     if not endpoint.settings.STREAMING or not isinstance(message, dict):
-        return False
+        return PLAIN
     if message.get("method") != "tools/call" or "id" not in message:
-        return False
+        return PLAIN
     if not accepts_event_stream(request):
-        return False
+        return PLAIN
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
-        return True
+        return LIVE
+    if can_request(context):
+        return LIVE
     if endpoint.settings.LOGGING and (
         not context.modern or (isinstance(meta, dict) and meta.get(META_LOG_LEVEL))
     ):
-        return True
-    return can_request(context)
+        return BUFFERED
+    return PLAIN
+
+
+class Buffered:
+    """In place of a channel, for a call that can only log (:data:`BUFFERED`): it runs
+    in the request thread, and what it says (log messages, a tools list that changed)
+    is kept in ``context.notifications`` in the order said, for the view to send ahead
+    of the answer. It cannot ask its client anything, as a call that never streams."""
+
+    can_request = False
+
+    def __init__(self, endpoint: EndpointLike, context: RequestContext) -> None:
+        self.endpoint = endpoint
+        self.context = context
+        self.closed = threading.Event()  # never set: nobody closes a stream not yet open
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.context.notifications.append({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        pass  # no progressToken: nobody asked (a call with one is LIVE)
+
+    def log(self, level: str, data: Any, logger: str = "mcp") -> None:
+        if sends_level(self.endpoint, self.context, level):
+            self.notify("notifications/message", {"level": level, "logger": logger, "data": data})
+
+    def close_stream(self) -> bool:
+        return False
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise ToolError("This client cannot be asked for input here.", code="input_unavailable")
+
+
+@contextlib.contextmanager
+def buffering(endpoint: EndpointLike, context: RequestContext) -> Iterator[None]:
+    """Run the block (the call, in the request thread) with a :class:`Buffered` channel:
+    the host's records of the call are kept with its own log messages."""
+    channel = Buffered(endpoint, context)
+    context.channel = channel
+    client_logging.install(endpoint.settings.CLIENT_LOGGERS)
+    with client_logging.sending_to(channel):
+        yield
 
 
 def start(

@@ -251,8 +251,12 @@ class MCPView(StreamsMixin, BatchMixin):
     ) -> HttpResponseBase:
         """One message's answer: streamed (SSE) when it may be, plain JSON otherwise."""
         assert self.endpoint is not None
-        if not streaming.wanted(self.endpoint, request, message, context):
+        how = streaming.delivery(self.endpoint, request, message, context)
+        if how == streaming.PLAIN:
             return self.respond_plain(message, context)
+        if how == streaming.BUFFERED:
+            with streaming.buffering(self.endpoint, context):
+                return self.respond_plain(message, context)
         channel = streaming.start(self.endpoint, message, context)
         if channel is None:
             # The credential (or this process) runs as many streamed calls as it may.
@@ -274,7 +278,8 @@ class MCPView(StreamsMixin, BatchMixin):
         except outages.ServiceUnavailable as exc:
             answer = outages.error_body(jsonrpc.request_id_of(message), exc, self.endpoint.settings)
         if answer is not None and context.notifications:
-            # Said during the call (a tools list that changed): on the answer's own stream.
+            # Said during the call (a tools list that changed, a buffered call's log
+            # messages): on the answer's own stream.
             events = [sse_event(n) for n in context.notifications] + [sse_event(answer)]
             return event_stream_response(iter(events))
         return answer_response(answer, context.era)

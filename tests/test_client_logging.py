@@ -204,3 +204,81 @@ def test_refused_request_states_tell_the_client_no_reason(
     # The operator does.
     assert f"requestState refused on tools/call: {reason}" in caplog.text
     assert Task.objects.filter(pk=task.pk).exists()
+
+
+# -- where a call that can only log runs ---------------------------------------------------------
+
+
+class Threads(logging.Handler):
+    """The names of the threads that emitted the records it saw."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.names.append(record.threadName)
+
+
+def test_a_call_that_can_only_log_runs_in_the_request_thread(
+    rpc: MCPClient, sessions_on: None, late_project: Project
+) -> None:
+    import threading
+
+    from mcp_endpoint import streaming
+
+    session_id = initialize(rpc)
+    streaming.stream_pool.shutdown()
+    threads = Threads()
+    tracker = logging.getLogger("project.tracker.mcp")
+    tracker.addHandler(threads)
+    try:
+        messages = summarize(rpc, session_id, late_project)
+    finally:
+        tracker.removeHandler(threads)
+    # Its records still reach the client, ahead of the answer and in the order emitted...
+    assert [m["level"] for m in messages] == ["warning", "info"]
+    # ...from the thread that served the request, with no thread of the stream pool started.
+    assert threads.names == [threading.current_thread().name] * 2
+    assert streaming.stream_pool.executor is None
+
+
+def test_a_call_that_logs_nothing_is_answered_as_plain_json(
+    rpc: MCPClient, sessions_on: None, project: Project, settings: Any
+) -> None:
+    # Nothing of the tracker's loggers is sent: the call has nothing to say but its answer.
+    settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "CLIENT_LOGGERS": ["mcp_endpoint"]}
+    session_id = initialize(rpc)
+    response = rpc.request(
+        "tools/call",
+        {"name": "summarize_project", "arguments": {"project_id": project.pk}},
+        headers=in_session(session_id, Accept=SSE),
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    assert response.json()["result"]["isError"] is False
+
+
+def test_a_call_with_a_progress_token_still_streams_as_it_runs(
+    rpc: MCPClient, sessions_on: None, late_project: Project
+) -> None:
+    from mcp_endpoint import streaming
+
+    session_id = initialize(rpc)
+    streaming.stream_pool.shutdown()
+    response = rpc.request(
+        "tools/call",
+        {
+            "name": "summarize_project",
+            "arguments": {"project_id": late_project.pk},
+            "_meta": {"progressToken": "p-1"},
+        },
+        headers=in_session(session_id, Accept=SSE),
+    )
+    assert response["Content-Type"] == "text/event-stream"
+    events = parse_events(b"".join(response.streaming_content))
+    assert [e["params"]["level"] for e in events if e.get("method") == "notifications/message"] == [
+        "warning",
+        "info",
+    ]
+    # Its client hears it as it runs: it ran on a thread of the stream pool.
+    assert streaming.stream_pool.executor is not None
