@@ -17,7 +17,9 @@ schemas. Nothing here is required: without it the first request builds them, as 
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,22 @@ def warm_up() -> dict[str, int]:
     connections opened here are closed, so that a server that forks after this
     (``--preload``) hands none to its workers.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return build_all()
+    # An ASGI server (uvicorn) imports the application inside its event loop, where
+    # Django refuses database work: the tools are built on a thread of their own, and
+    # the server waits for it before it serves.
+    built: dict[str, int] = {}
+    thread = threading.Thread(target=lambda: built.update(build_all()), name="mcp-warm-up")
+    thread.start()
+    thread.join()
+    return built
+
+
+def build_all() -> dict[str, int]:
+    """:func:`warm_up`'s work, outside an event loop."""
     started = time.monotonic()
     built: dict[str, int] = {}
     try:

@@ -8,6 +8,7 @@ Each test mounts a new endpoint in a URL conf of its own (a module object as
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import types
 from collections.abc import Iterator
@@ -75,3 +76,16 @@ def test_an_endpoint_whose_database_is_missing_is_left_to_its_first_request(
     # Its first request, with the table there, builds them.
     monkeypatch.undo()
     assert all(tool.unavailable() is None for tool in mounted.tools)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_asgi_server_warms_up_inside_its_event_loop(mounted: Any) -> None:
+    # uvicorn imports the application (and so runs warm_up) inside its running loop,
+    # where Django refuses database work; the tools are built all the same.
+    async def import_application() -> dict[str, int]:
+        return warm_up()
+
+    built = asyncio.run(import_application())
+
+    assert built["warmup-test"] == len(mounted.tools) > 0
+    assert all(tool.ready() for tool in mounted.tools)
