@@ -329,11 +329,15 @@ MCP_ENDPOINT = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "errors": {"class": "logging.StreamHandler", "level": "ERROR"},
+    },
     "loggers": {
         "mcp_endpoint": {"handlers": ["console"], "level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
         "project.tracker": {"level": os.environ.get("MCP_LOG_LEVEL", "INFO")},
-        # A request that failed with a server error says why on the console, DEBUG or not.
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # A request that failed with a server error says why on the console, DEBUG or not;
+        # the logger's level and Django's own handlers stay as they were.
+        "django.request": {"handlers": ["errors"]},
     },
 }
