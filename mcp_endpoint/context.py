@@ -96,7 +96,9 @@ class Context:
 
         The client reconnects with ``GET`` and ``Last-Event-ID`` (to any worker) and gets
         what the call sent since, then the rest. Only a streamed answer in a legacy session
-        can be resumed; elsewhere this returns False and the stream stays open.
+        can be resumed; elsewhere this returns False and the stream stays open. A call of
+        a function that names this method in its code runs on a stream whenever its client
+        reads streams; one that reaches it through a helper is registered ``polls=True``.
         """
         channel = self.request_context.channel
         return bool(channel is not None and channel.close_stream())

@@ -154,11 +154,15 @@ class Endpoint:
         annotations: Mapping[str, Any] | None = None,
         task_support: str = "forbidden",
         toolset: str | None = None,
+        polls: bool | None = None,
     ) -> Any:
         """Register a function as a tool (``@endpoint.tool`` or ``@endpoint.tool(...)``).
 
         ``toolset`` names the group it belongs to (``"general"`` by default), for clients
         and people who pick toolsets.
+
+        ``polls=True`` says the function may close its stream for the client to poll
+        (``context.close_stream()``); a function that calls it itself is known to.
 
         ``task_support="optional"`` marks it long-running: a client that declares the tasks
         extension gets a task to poll, and the call runs on the task backend's workers;
@@ -176,6 +180,7 @@ class Endpoint:
                     annotations=annotations,
                     task_support=task_support,
                     toolset=toolset,
+                    polls=polls,
                 )
             )
             return func

@@ -405,8 +405,9 @@ def delivery(
 ) -> str:
     """How this request's answer is sent: :data:`LIVE` for a tool call whose client hears
     it as it runs (it carries a ``progressToken``, or its legacy session's client can be
-    asked for input); :data:`BUFFERED` for one that can only log (its records are kept
-    and sent ahead of the answer, on the answer's own stream, when there are some);
+    asked for input, or its tool may use the stream itself: :meth:`Tool.speaks`);
+    :data:`BUFFERED` for one that can only log (its records are kept and sent ahead of
+    the answer, on the answer's own stream, when there are some);
     :data:`PLAIN` otherwise.
 
     A call that can only log runs in the request thread: handing it to the stream pool
@@ -429,6 +430,11 @@ def delivery(
     if endpoint.settings.LOGGING and (
         not context.modern or (isinstance(meta, dict) and meta.get(META_LOG_LEVEL))
     ):
+        call = params if isinstance(params, dict) else {}
+        name = call.get("name")
+        tool = endpoint.tools.get(name) if isinstance(name, str) else None
+        if tool is not None and tool.speaks(call.get("arguments") or {}, endpoint.tools):
+            return LIVE  # it may close its stream for the client to resume, say
         return BUFFERED
     return PLAIN
 

@@ -87,6 +87,16 @@ class Tool:
         tool error that gives this reason."""
         return None
 
+    def speaks(self, arguments: Any, tools: Any) -> bool:
+        """Whether a call with ``arguments`` may use its stream itself, beyond log
+        records: report progress, close the stream for the client to resume, ask the
+        client for input. A call that may is run on a stream of its own whenever its
+        client reads streams; one that cannot (say, a viewset action, which only logs
+        through Python's logging) runs in the request thread, its log messages kept and
+        sent ahead of its answer. ``tools`` is the endpoint's registry, for a tool that
+        runs another. A tool that cannot tell says it may."""
+        return True
+
     def target(self, arguments: dict[str, Any], call: Context) -> tuple[str, str] | None:
         """What a call with ``arguments`` acts on, as a person names it: its kind and its
         name or title (``("task", "Write copy")``), for the question asked before a
@@ -168,6 +178,20 @@ def schema_error_fields(errors: Iterable[SchemaValidationError]) -> dict[str, li
     return fields
 
 
+def names_close_stream(fn: Callable[..., Any]) -> bool:
+    """Whether ``close_stream`` is named in the code of ``fn`` or of a function defined
+    in it (a tool that closes its stream through a helper of its module says so with
+    ``polls=True``)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    pending = [code] if code is not None else []
+    while pending:
+        current = pending.pop()
+        if "close_stream" in current.co_names:
+            return True
+        pending.extend(c for c in current.co_consts if inspect.iscode(c))
+    return False
+
+
 class FunctionTool(Tool):
     """A tool made from a Python function; schemas come from its type hints.
 
@@ -189,10 +213,14 @@ class FunctionTool(Tool):
         annotations: Mapping[str, Any] | None = None,
         task_support: str = "forbidden",
         toolset: str | None = None,
+        polls: bool | None = None,
     ) -> None:
         from mcp_endpoint.context import Context
 
         self.fn = fn
+        # Whether the function may close its stream for the client to poll (see
+        # :meth:`speaks`): told, or read from its code.
+        self.polls = names_close_stream(fn) if polls is None else polls
         if toolset is not None:
             self.toolset = toolset
         self.task_support = task_support
@@ -235,6 +263,13 @@ class FunctionTool(Tool):
                     "additionalProperties": False,
                 }
             self.output_schema = output
+
+    def speaks(self, arguments: Any, tools: Any) -> bool:
+        """Whether the function may close its stream (``context.close_stream()``): what
+        else it says through its :class:`~mcp_endpoint.context.Context` (log messages) is
+        sent ahead of its answer, and progress and questions for the client open a
+        stream whatever the tool."""
+        return self.call_parameter is not None and self.polls
 
     def validate(self, arguments: dict[str, Any]) -> None:
         """Nothing before the call: the arguments model validates (and converts) in :meth:`run`,

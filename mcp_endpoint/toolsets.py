@@ -264,6 +264,9 @@ class SearchTools(Tool):
             f"Toolsets: {', '.join(named)}{more}."
         )
 
+    def speaks(self, arguments: Any, tools: Any) -> bool:
+        return False
+
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         query = str(arguments.get("query") or "").strip()
         toolset = arguments.get("toolset") or None
@@ -332,6 +335,13 @@ class CallTool(Tool):
             "openWorldHint": False,
         }
 
+    def speaks(self, arguments: Any, tools: Any) -> bool:
+        """As the tool it runs would (an unknown one answers with an error)."""
+        inner = arguments.get("arguments") if isinstance(arguments, dict) else None
+        name = arguments.get("name") if isinstance(arguments, dict) else None
+        tool = tools.get(name) if isinstance(name, str) and name != self.name else None
+        return tool is not None and tool.speaks(inner if isinstance(inner, dict) else {}, tools)
+
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         raise ToolError("call_tool runs through its endpoint", code="internal_error")
 
@@ -371,6 +381,9 @@ class EnableToolset(Tool):
             "with no query lists the toolsets). The list keeps the toolsets enabled last "
             "that fit it; call_tool runs any tool, enabled or not."
         )
+
+    def speaks(self, arguments: Any, tools: Any) -> bool:
+        return False  # its one notification, the list that changed, goes ahead of the answer
 
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         return self.enable(str(arguments["toolset"]), call.request_context)

@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
+from mcp_endpoint.context import Context
+from mcp_endpoint.toolsets import CallTool
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
+from tests.hosts import host_endpoint
 from tests.test_modern import meta
 from tests.test_mrtr import ACCEPT, Rounds
 from tests.test_sessions import LEGACY, SSE, in_session, initialize
@@ -282,3 +285,58 @@ def test_a_call_with_a_progress_token_still_streams_as_it_runs(
     ]
     # Its client hears it as it runs: it ran on a thread of the stream pool.
     assert streaming.stream_pool.executor is not None
+
+
+def test_only_a_call_that_may_close_its_stream_runs_on_one() -> None:
+    site = host_endpoint("speaks-test")
+
+    @site.tool()
+    def closes(context: Context) -> str:
+        context.close_stream()
+        return "polled"
+
+    @site.tool()
+    def closes_later(context: Context) -> str:
+        def later() -> None:
+            context.close_stream()
+
+        later()
+        return "polled"
+
+    def helper(context: Context) -> None:
+        context.close_stream()
+
+    @site.tool()
+    def closes_through_a_helper(context: Context) -> str:
+        helper(context)
+        return "not known to poll"
+
+    @site.tool(polls=True)
+    def says_it_polls(context: Context) -> str:
+        helper(context)
+        return "polled"
+
+    @site.tool()
+    def reads_its_caller(context: Context) -> str:
+        return context.user.get_username()
+
+    @site.tool()
+    def plain() -> str:
+        return "plain"
+
+    site.add_tool(CallTool(read_only=False))
+    tools = site.tools
+
+    def speaks(name: str, arguments: Any = None) -> bool:
+        tool = tools.get(name)
+        assert tool is not None
+        return tool.speaks(arguments or {}, tools)
+
+    assert speaks("closes") and speaks("closes_later") and speaks("says_it_polls")
+    assert not speaks("closes_through_a_helper")
+    assert not speaks("reads_its_caller") and not speaks("plain")
+    # call_tool speaks as the tool it runs; a name it cannot run, or itself, does not.
+    assert speaks("call_tool", {"name": "closes"})
+    assert not speaks("call_tool", {"name": "plain", "arguments": {}})
+    for wrong in ({"name": "nope"}, {"name": ["closes"]}, {"name": "call_tool"}, {}, []):
+        assert not speaks("call_tool", wrong)

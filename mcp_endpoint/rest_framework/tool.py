@@ -174,6 +174,10 @@ class ViewSetTool(Tool):
                     fields={name: [message] for name in too_long},
                 )
 
+    def speaks(self, arguments: Any, tools: Any) -> bool:
+        """A viewset's action only logs (through Python's logging): it never streams."""
+        return False
+
     def run(self, arguments: dict[str, Any], call: Context) -> Any:
         spec = self.spec
         if spec is None:
