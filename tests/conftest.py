@@ -98,6 +98,70 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         live_server.forget_stopped_logs()
 
 
+# The fixtures through which a test reaches the database, the cache or a server process
+# (which reaches both) without a marker that says so.
+BACKEND_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+        "live_server",
+        "private_cache",
+    }
+)
+# Set on a test that :func:`pytest_collection_modifyitems` marked ``once`` because it
+# reaches no backend; :func:`_no_backend` holds it to that.
+BACKEND_FREE = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that reaches neither the database nor the cache runs in the SQLite run only
+    (it is marked ``once`` before ``-m`` deselects): its outcome cannot depend on the
+    backends. pytest-django refuses the database to a test without ``django_db``; the
+    cache, Redis and child processes are refused by :func:`_no_backend`, so a test that
+    needs one says so (``backends``) rather than passing here for the wrong reason."""
+    for item in items:
+        if any(
+            item.get_closest_marker(name) is not None
+            for name in ("django_db", "e2e", "backends", "once")
+        ):
+            continue
+        if BACKEND_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            continue
+        item.add_marker(pytest.mark.once)
+        item.stash[BACKEND_FREE] = True
+
+
+@pytest.fixture(autouse=True)
+def _no_backend(request: pytest.FixtureRequest, _clear_cache: None) -> Iterator[None]:
+    """For a test marked ``once`` because it reaches no backend: reaching the cache, Redis
+    or a child process (a server, a command) fails it, naming the marker it needs."""
+    if not request.node.stash.get(BACKEND_FREE, False):
+        yield
+        return
+    import subprocess
+
+    import redis.connection
+    from django.core.cache import CacheHandler
+
+    def refused(what: str) -> Callable[..., Any]:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(
+                f"{request.node.nodeid} reaches {what} though it has no database marker: "
+                "mark it @pytest.mark.backends, so that every database run runs it"
+            )
+
+        return refuse
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CacheHandler, "__getitem__", refused("the cache"))
+        patch.setattr(redis.connection.AbstractConnection, "connect", refused("Redis"))
+        patch.setattr(subprocess.Popen, "__init__", refused("a child process"))
+        yield
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 

@@ -82,6 +82,7 @@ def test_own_aliases_are_the_backends_named_in_tasks(settings: Any) -> None:
     assert own_aliases() == ["celery"]
 
 
+@pytest.mark.once
 def test_a_host_without_the_backend_never_imports_celery() -> None:
     script = (
         "import sys, django; django.setup(); "

@@ -88,6 +88,7 @@ def only(check: Callable[..., list[CheckMessage]], check_id: str) -> CheckMessag
 # -- a clean project ------------------------------------------------------------------------------
 
 
+@pytest.mark.backends
 def test_the_project_is_clean() -> None:
     # Raises SystemCheckError on any error.
     call_command("check")
@@ -113,6 +114,7 @@ def test_a_clean_endpoint_passes(make_endpoint: MakeEndpoint) -> None:
     assert errors(check_registries) == []
 
 
+@pytest.mark.backends
 def test_manage_py_check_fails_on_an_error(make_endpoint: MakeEndpoint) -> None:
     make_endpoint(NO_SUCH_KEY=1)
     with pytest.raises(SystemCheckError, match=r"mcp_endpoint\.E001"):

@@ -102,6 +102,7 @@ def test_e008_known_cache_passes(make_endpoint: MakeEndpoint) -> None:
     assert messages(TYPES, "mcp_endpoint.E008") == []
 
 
+@pytest.mark.backends
 def test_w009_sessions_in_a_process_local_cache(make_endpoint: MakeEndpoint, settings: Any) -> None:
     settings.CACHES = {
         **settings.CACHES,
@@ -113,6 +114,7 @@ def test_w009_sessions_in_a_process_local_cache(make_endpoint: MakeEndpoint, set
     assert "LocMemCache" in warning.msg
 
 
+@pytest.mark.backends
 def test_w009_not_raised_for_a_shared_cache_or_without_sessions(
     make_endpoint: MakeEndpoint, settings: Any
 ) -> None:

@@ -11,6 +11,7 @@ from mcp_endpoint.oauth.checks import check_metadata_mounted
 from tests.hosts.paperwork.urls import endpoint
 
 
+@pytest.mark.backends
 @pytest.mark.urls("tests.hosts.paperwork.urls_swallowed")
 def test_a_catch_all_before_the_endpoint_is_named(client: Client) -> None:
     # What a client meets: the product's page where the endpoint should answer.

@@ -117,6 +117,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.once
 def test_a_host_without_the_toolkit_never_imports_it() -> None:
     env = {
         **os.environ,

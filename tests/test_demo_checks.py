@@ -16,6 +16,7 @@ def ids(include_deployment_checks: bool) -> set[str]:
     return {m.id for m in run_checks(include_deployment_checks=include_deployment_checks) if m.id}
 
 
+@pytest.mark.backends
 def test_the_demo_key_is_refused_for_deployment(settings: Any) -> None:
     settings.SECRET_KEY = demo_settings.DEMO_SECRET_KEY
     assert "tracker.E001" in ids(include_deployment_checks=True)
@@ -25,6 +26,7 @@ def test_the_demo_key_is_refused_for_deployment(settings: Any) -> None:
         call_command("check", "--deploy", "--tag", "security")
 
 
+@pytest.mark.backends
 def test_a_key_of_ones_own_passes(settings: Any) -> None:
     settings.SECRET_KEY = "a-key-of-our-own-" + "x" * 50
     assert "tracker.E001" not in ids(include_deployment_checks=True)

@@ -399,6 +399,7 @@ def test_hostile_documents_and_schemas_are_findings() -> None:
     assert {"mcp_doctor.E011", "mcp_doctor.E031"} <= findings
 
 
+@pytest.mark.once
 def test_a_catastrophic_pattern_does_not_hang_the_doctor(tmp_path: Path) -> None:
     evil = {
         "type": "object",
@@ -426,6 +427,7 @@ def test_a_catastrophic_pattern_does_not_hang_the_doctor(tmp_path: Path) -> None
     assert "2 tool schema(s) checked" in done.stdout
 
 
+@pytest.mark.once
 def test_a_pattern_that_matches_quickly_is_still_checked() -> None:
     schema = {
         "type": "object",

@@ -94,6 +94,7 @@ def test_there_are_hosts() -> None:
     assert "inventory" in host_names()
 
 
+@pytest.mark.backends
 def test_check_and_migrate_on_an_empty_sqlite_database(tmp_path: Path) -> None:
     env = suite_environment(tmp_path, None)
     assert_check_and_migrate(env)
@@ -103,6 +104,7 @@ def test_check_and_migrate_on_an_empty_sqlite_database(tmp_path: Path) -> None:
     assert tables.fetchall() == [("inventory_site",)]
 
 
+@pytest.mark.backends
 def test_check_and_migrate_on_an_empty_postgresql_database(tmp_path: Path) -> None:
     origin = postgres_url()
     if origin is None:

@@ -218,6 +218,7 @@ def test_local_memory_is_per_process(
 # -- checks --------------------------------------------------------------------------------
 
 
+@pytest.mark.backends
 def test_w040_warns_for_a_per_process_cache(settings: Any) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "API_KEY_CACHE_SECONDS": 60}
     settings.CACHES = {

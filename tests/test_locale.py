@@ -75,6 +75,7 @@ def test_the_compiled_catalogue_is_the_po_file() -> None:
             assert compiled.ngettext(entry.msgid, entry.plural, 2) == plural
 
 
+@pytest.mark.once
 @pytest.mark.skipif(shutil.which("xgettext") is None, reason="GNU gettext is not installed")
 def test_every_string_of_the_app_has_its_french(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -143,6 +143,7 @@ def signed_in(client: Client, alice: Any) -> Client:
         "/o/.well-known/oauth-protected-resource",
     ],
 )
+@pytest.mark.backends
 def test_protected_resource_metadata_names_the_endpoint(client: Client, path: str) -> None:
     data = client.get(path).json()
     assert data["resource"] == RESOURCE
@@ -151,18 +152,21 @@ def test_protected_resource_metadata_names_the_endpoint(client: Client, path: st
     assert data["bearer_methods_supported"] == ["header"]
 
 
+@pytest.mark.backends
 def test_resource_url_setting_is_the_resource(client: Client, settings: Any) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "RESOURCE_URL": "https://tasks.example/mcp"}
     data = client.get("/.well-known/oauth-protected-resource/mcp").json()
     assert data["resource"] == "https://tasks.example/mcp"
 
 
+@pytest.mark.backends
 def test_protected_resource_metadata_only_for_mcp_endpoints(client: Client) -> None:
     response = client.get("/.well-known/oauth-protected-resource/api/projects")
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
 
 
+@pytest.mark.backends
 def test_the_401_points_at_the_metadata_and_names_the_scopes(client: Client) -> None:
     response = client.post("/mcp", "{}", content_type="application/json")
     assert response.status_code == 401
@@ -182,6 +186,7 @@ def test_the_401_points_at_the_metadata_and_names_the_scopes(client: Client) -> 
         "/o/.well-known/oauth-authorization-server",
     ],
 )
+@pytest.mark.backends
 def test_authorization_server_metadata(client: Client, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 200
@@ -197,12 +202,14 @@ def test_authorization_server_metadata(client: Client, path: str) -> None:
     assert "implicit" not in data["grant_types_supported"]
 
 
+@pytest.mark.backends
 def test_metadata_for_another_issuer_is_not_made_up(client: Client) -> None:
     response = client.get("/.well-known/oauth-authorization-server/tenant1")
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
 
 
+@pytest.mark.backends
 def test_metadata_documents_answer_post_with_405(client: Client) -> None:
     for path in (
         "/.well-known/oauth-protected-resource/mcp",

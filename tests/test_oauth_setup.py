@@ -128,6 +128,7 @@ def test_the_demo_host_passes_the_oauth_checks() -> None:
     assert check_oauth_settings() == []
 
 
+@pytest.mark.backends
 def test_e070_the_challenge_names_an_unmounted_metadata_url(settings: Any, client: Client) -> None:
     # The endpoint is mounted, the OAuth URLs are not: the 401 points clients at a 404.
     settings.ROOT_URLCONF = "tests.urls_toolkit_not_installed"
@@ -142,6 +143,7 @@ def test_e070_the_challenge_names_an_unmounted_metadata_url(settings: Any, clien
     assert message.hint is not None and "mcp_endpoint.oauth.urls" in message.hint
 
 
+@pytest.mark.backends
 def test_e071_oauth_tokens_named_without_the_toolkit_installed() -> None:
     result = run_without_oauth("-m", "django", "check", name_oauth=True)
     assert result.returncode == 1
@@ -149,6 +151,7 @@ def test_e071_oauth_tokens_named_without_the_toolkit_installed() -> None:
     assert "INSTALLED_APPS" in result.stderr
 
 
+@pytest.mark.backends
 def test_without_the_toolkit_the_default_classes_pass_the_checks() -> None:
     # Installed without the "oauth" extra: the OAuth class of the defaults passes bearer
     # values on, and API keys are what the endpoint takes.
@@ -290,6 +293,7 @@ def run_without_oauth(*args: str, name_oauth: bool = False) -> subprocess.Comple
     )
 
 
+@pytest.mark.backends
 def test_without_the_toolkit_a_token_is_refused_not_a_server_error() -> None:
     result = run_without_oauth("-c", WITHOUT_OAUTH_REQUEST)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -1,0 +1,56 @@
+"""The suite's own rule for tests that reach no backend (tests/conftest.py): such a test is
+marked ``once``, so ``./dev test`` runs it in the SQLite run alone, and it fails if it
+reaches the cache, Redis or a child process after all; a test that says it reaches a
+database or a backend runs in every database run, with all of them open to it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import redis
+from django.core.cache import cache
+
+from tests.conftest import BACKEND_FREE
+
+REFUSED = "though it has no database marker: mark it @pytest.mark.backends"
+
+
+def test_a_test_that_reaches_no_backend_runs_once(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("once") is not None
+    assert request.node.stash[BACKEND_FREE]
+
+
+def test_it_is_refused_the_cache_redis_and_child_processes(
+    request: pytest.FixtureRequest,
+) -> None:
+    with pytest.raises(AssertionError, match=f"reaches the cache {REFUSED}"):
+        cache.get("anything")
+    with pytest.raises(AssertionError, match=f"reaches Redis {REFUSED}"):
+        redis.Redis(host="127.0.0.1", port=6379).ping()
+    with pytest.raises(AssertionError, match=f"reaches a child process {REFUSED}"):
+        subprocess.run([sys.executable, "-c", "pass"], check=False)
+
+
+@pytest.mark.django_db
+def test_a_database_test_runs_in_every_run(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("once") is None
+    cache.set("suite-rules", 1)
+    assert cache.get("suite-rules") == 1
+
+
+@pytest.mark.backends
+def test_a_test_marked_backends_runs_in_every_run(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("once") is None
+    assert not request.node.stash.get(BACKEND_FREE, False)
+    cache.set("suite-rules", 2)
+    assert cache.get("suite-rules") == 2
+    assert subprocess.run([sys.executable, "-c", "pass"], check=False).returncode == 0
+
+
+def test_a_test_with_a_backend_fixture_runs_in_every_run(
+    request: pytest.FixtureRequest, private_cache: Any
+) -> None:
+    assert request.node.get_closest_marker("once") is None
