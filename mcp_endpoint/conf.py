@@ -1343,7 +1343,101 @@ def _shown(value: Any) -> str:
     return f"`{text}`"
 
 
-class MCPSettings:
+class SettingValues:
+    """The type of each key's value as :class:`MCPSettings` returns it: an endpoint's
+    keyword argument's type, with class paths imported (a test keeps this in step with
+    :data:`SETTINGS` and :class:`EndpointOptions`). Annotations only: reading a key goes
+    through :meth:`MCPSettings.__getattr__` all the same.
+    """
+
+    SERVER_NAME: str
+    SERVER_TITLE: str
+    SERVER_VERSION: str
+    SERVER_CARD: bool | Mapping[str, Any]
+    INSTRUCTIONS: str
+    INSTRUCTIONS_TEMPLATE: str
+    PROTOCOL_VERSIONS: Sequence[str]
+    MAX_REQUEST_BYTES: int
+    MAX_JSON_DEPTH: int
+    MAX_ARGUMENT_DEPTH: int
+    MAX_BATCH_SIZE: int
+    BATCH_TIME_BUDGET: float | None
+    MAX_QUERY_ARGUMENT_LENGTH: int
+    OUTAGE_RETRY_AFTER: int
+    OUTAGE_LOG_INTERVAL: int
+    ALLOWED_ORIGINS: Sequence[str]
+    REQUIRE_CREDENTIAL: bool
+    LOOPBACK_ONLY: bool
+    AUTHENTICATION_CLASSES: list[type[Any]]
+    THROTTLE_CLASSES: list[type[Any]] | None
+    SCOPES_BY_METHOD: Mapping[str, Sequence[str]] | None
+    PROTOCOL_RATE: str | None
+    SCOPES: Sequence[str] | None
+    PORTABLE_SCHEMAS: bool
+    LARGE_CHOICE_LIST: int
+    TOOL_BUDGET_BYTES: int
+    TOOLS_LIST_BUDGET_BYTES: int
+    TOOL_DISCOVERY: str
+    OUTPUT_SCHEMAS: str
+    TOOLSETS: Sequence[str] | None
+    READ_ONLY: bool
+    DYNAMIC_TOOLSETS: bool
+    FILTER_LOOKUPS: str
+    ARRAY_BODIES: bool
+    API_VERSION: str | None
+    LIST_PAGE_SIZE: int
+    MAX_LIST_ITEMS: int
+    MAX_BINARY_RESULT_BYTES: int
+    SHOW_ALL_TOOLS: bool
+    TEXT_BUDGET_BYTES: int
+    TTL_MS: int
+    LOG_TOOL_CALLS: bool
+    REDACTED_ARGUMENTS: Sequence[str]
+    LOG_ROW_MAX_BYTES: int
+    RESOURCE_URL: str | None
+    CACHE: str
+    REQUEST_STATE_TTL: int
+    CONFIRM_DESTRUCTIVE_TOOLS: bool
+    STREAMING: bool
+    STREAM_KEEPALIVE_SECONDS: int
+    STREAM_RESUME_SECONDS: int
+    LOGGING: bool
+    CLIENT_LOGGERS: Sequence[str]
+    SESSIONS: bool
+    SESSION_IDLE_SECONDS: int
+    SESSIONS_PER_CREDENTIAL: int
+    SUBSCRIPTIONS_REDIS_URL: str | None
+    WSGI_GET_STREAMS: bool
+    STREAMS_PER_CREDENTIAL: int
+    SUBSCRIPTIONS_PER_SESSION: int
+    LISTEN_MAX_URIS: int
+    CLIENT_REQUEST_TIMEOUT: int
+    SINGLE_THREADED_CLIENT_REQUEST_TIMEOUT: int
+    STREAMED_CALLS_PER_CREDENTIAL: int
+    PENDING_CLIENT_REQUESTS_PER_CREDENTIAL: int
+    TASK_BACKEND: str
+    TASK_TTL_MS: int
+    TASK_POLL_INTERVAL_MS: int
+    TASK_HEARTBEAT_MS: int
+    # The process's own keys.
+    TOOL_MIDDLEWARE: bool
+    TOOL_MIDDLEWARE_SKIP: Sequence[str]
+    API_KEY_PREFIX: str
+    API_KEY_MODEL: str
+    API_KEY_CACHE_SECONDS: int
+    KEY_MEMORY_SECONDS: int
+    API_KEY_DEFAULT_EXPIRY_DAYS: int
+    LOG_RETENTION_DAYS: int | None
+    OAUTH_REGISTRATION_POLICY_CLASSES: list[type[Any]]
+    OAUTH_REGISTRATION_THROTTLE_CLASSES: list[type[Any]]
+    OAUTH_REGISTRATION_RATE: str | None
+    OAUTH_UNUSED_CLIENT_SECONDS: int
+    OAUTH_ACCEPT_UNBOUND_TOKENS: bool
+    OAUTH_REDIRECT_URI_HOSTS: Sequence[str]
+    STREAM_POOL_SIZE: int
+
+
+class MCPSettings(SettingValues):
     """Settings with defaults; ``overrides`` win over the ``MCP_ENDPOINT`` dict."""
 
     def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:

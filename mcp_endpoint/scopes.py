@@ -48,7 +48,8 @@ def known_scopes() -> dict[str, str]:
         return {str(name): str(text) for name, text in oauth2_settings.SCOPES.items()}
     from mcp_endpoint.conf import mcp_settings
 
-    names = sorted({str(n) for names in mcp_settings.SCOPES_BY_METHOD.values() for n in names})
+    by_method = mcp_settings.SCOPES_BY_METHOD or {}  # None: no default policy, no scopes
+    names = sorted({str(n) for names in by_method.values() for n in names})
     return {name: DEFAULT_DESCRIPTIONS.get(name, name) for name in names}
 
 

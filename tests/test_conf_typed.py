@@ -8,8 +8,9 @@ import types
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
+import pydantic
 import pytest
 from django.urls import path
 
@@ -17,6 +18,7 @@ from mcp_endpoint.checks import check_setting_values, check_settings
 from mcp_endpoint.conf import (
     ARGUMENTS,
     DEFAULTS,
+    IMPORT_STRINGS,
     PROCESS_KEYS,
     SETTINGS,
     SETTINGS_BY_NAME,
@@ -26,8 +28,10 @@ from mcp_endpoint.conf import (
     EndpointOptions,
     Flag,
     Integer,
+    MCPSettings,
     Number,
     Setting,
+    SettingValues,
     Text,
     TextList,
     documented,
@@ -108,6 +112,19 @@ def test_the_process_keys_are_those_read_from_mcp_endpoint_alone() -> None:
 def test_the_keyword_arguments_are_typed_for_every_endpoint_key() -> None:
     assert set(EndpointOptions.__annotations__) == set(ARGUMENTS)
     assert all(SETTINGS_BY_NAME[a.upper()].scope == "endpoint" for a in ARGUMENTS)
+
+
+def test_every_key_is_typed_as_it_is_read() -> None:
+    # What a read returns, for the type checker: an endpoint key as its keyword argument
+    # is typed, a list of class paths as the classes it imports.
+    hints = get_type_hints(SettingValues)
+    assert set(hints) == set(DEFAULTS)
+    for argument, hint in get_type_hints(EndpointOptions).items():
+        if argument.upper() not in IMPORT_STRINGS:
+            assert hints[argument.upper()] == hint, argument
+    read = MCPSettings()
+    for name, hint in hints.items():
+        pydantic.TypeAdapter(hint).validate_python(getattr(read, name), strict=True)
 
 
 # -- Endpoint(name, **options) --------------------------------------------------------------

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.checks import Tags, run_checks
-from django.test import Client
+from django.test import Client, modify_settings
 from oauth2_provider.contrib.rest_framework import TokenHasScope
 from rest_framework import permissions
 
 from mcp_endpoint.checks import check_default_scopes, check_settings
 from mcp_endpoint.endpoint import Endpoint, endpoints
-from mcp_endpoint.scopes import declares_scopes, default_scopes
+from mcp_endpoint.scopes import DEFAULT_DESCRIPTIONS, declares_scopes, default_scopes, known_scopes
 from tests.hosts.parity import api_key, call_rest
 from tests.hosts.tutorial.models import Snippet
 from tests.hosts.tutorial.views import SnippetViewSet
@@ -145,3 +145,12 @@ def test_e030_a_mapping_that_is_not_one(settings: Any, value: Any) -> None:
 def test_e030_good_mappings(settings: Any, value: Any) -> None:
     settings.MCP_ENDPOINT = {"SCOPES_BY_METHOD": value}
     assert [m for m in check_settings() if m.id == "mcp_endpoint.E030"] == []
+
+
+def test_without_the_toolkit_or_a_default_policy_a_key_has_no_scopes_to_hold(
+    settings: Any,
+) -> None:
+    with modify_settings(INSTALLED_APPS={"remove": ["oauth2_provider"]}):
+        assert known_scopes() == {name: DEFAULT_DESCRIPTIONS[name] for name in ("read", "write")}
+        settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "SCOPES_BY_METHOD": None}
+        assert known_scopes() == {}
