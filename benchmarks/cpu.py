@@ -55,7 +55,7 @@ class Probe:
 
 
 def probes() -> list[Probe]:
-    from benchmarks.run import ADD, LIST_TASKS, PING_BODY, UNREACHABLE_RATES, call
+    from benchmarks.run import ADD, LIST_TASKS, PING_BODY, UNREACHABLE_RATES, call, rpc
 
     demo = tuple(UNREACHABLE_RATES.items())
     # A write tool's call: a task in the first project of the key's user, which the child
@@ -76,6 +76,9 @@ def probes() -> list[Probe]:
         Probe("add-memory", "tools/call add, API key, each worker's memory of keys (Redis only)",
               "/bench/mcp", ADD),
         Probe("ping", "ping, API key", "/bench/mcp", PING_BODY),
+        Probe("tools-list", "tools/list, first page, API key", "/bench/mcp", rpc("tools/list")),
+        Probe("tools-list-all", "tools/list, all 501 in one page, API key", "/bench/mcp-all",
+              rpc("tools/list")),
         Probe("rest", "GET /api/tasks/?page=1, API key", "/api/tasks/?page=1"),
         Probe("list_tasks", "tools/call list_tasks, API key", "/mcp", LIST_TASKS),
         Probe("health-demo", "GET /health, demo as configured", "/health", authenticated=False,

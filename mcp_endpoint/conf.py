@@ -1450,6 +1450,12 @@ class MCPSettings(SettingValues):
         self._lock = threading.Lock()
 
     @property
+    def generation(self) -> int:
+        """Counts the reloads: what is worked out from the values is worked out again
+        when it changes."""
+        return self._generation
+
+    @property
     def user_settings(self) -> dict[str, Any]:
         return dict(getattr(django_settings, "MCP_ENDPOINT", {}) or {})
 

@@ -28,6 +28,7 @@ from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.tasks import FORBIDDEN, TaskEngine
 from mcp_endpoint.resources import ResourceNotFound, ResourceRegistry
+from mcp_endpoint.served import ServedList, ServedMemo, walk
 from mcp_endpoint.tools import Tool, ToolError, ToolRegistry
 from mcp_endpoint.toolsets import (
     CALL_TOOL,
@@ -82,6 +83,7 @@ class EndpointFeatures:
         self.endpoint = endpoint
         self._instructions: tuple[tuple[str, str], str] | None = None
         self._task_engine: TaskEngine | None = None
+        self._served = ServedMemo()
 
     @property
     def settings(self) -> MCPSettings:
@@ -243,30 +245,32 @@ class EndpointFeatures:
 
     def served_tools(self, context: RequestContext) -> list[Tool]:
         """The tools this credential may call on this connection, in registration order."""
+        return self.served_list(context).tools
+
+    def served_list(self, context: RequestContext) -> ServedList:
+        """:meth:`served_tools` and the list made of them, worked out once for each kind
+        of caller (:mod:`mcp_endpoint.served`)."""
         selection = self.selection(context)
-        show_all = self.settings.SHOW_ALL_TOOLS
-        return [
-            tool
-            for tool in self.tools
-            if tool.unavailable() is None
-            and selection.serves(tool)
-            and (
-                show_all
-                or (
-                    self.visible(tool.required_scopes, context) and tool.accepts(context.credential)
-                )
-            )
-        ]
+        # SHOW_ALL_TOOLS: listed whatever the credential may call (each call decides).
+        visible = None if self.settings.SHOW_ALL_TOOLS else self.visible_to(context)
+        credential = context.credential
+        return self._served.get(
+            self.tools,
+            self.settings,
+            selection,
+            credential,
+            lambda: walk(self.tools, selection, credential, visible),
+        )
 
     def list_tools(self, context: RequestContext) -> list[dict[str, Any]]:
         """The tools, or the smaller form of them a client can afford (see
         :mod:`mcp_endpoint.toolsets`), with the toolsets the connection enabled."""
-        served = self.served_tools(context)
-        full = full_list(self.settings, served)
+        served_list = self.served_list(context)
+        full = served_list.full(lambda tools: full_list(self.settings, tools))
         if full is not None:
             return full
-        listed = [tool.describe() for tool in self.discovery_tools(served, context)]
-        enabled = dynamic_toolsets.enabled_tools(self.endpoint, served, context)
+        listed = [tool.describe() for tool in self.discovery_tools(served_list, context)]
+        enabled = dynamic_toolsets.enabled_tools(self.endpoint, served_list.tools, context)
         return listed + dynamic_toolsets.describe(self.endpoint, enabled)
 
     def tools_list_changes(self, context: RequestContext) -> bool:
@@ -274,13 +278,16 @@ class EndpointFeatures:
         (announced as ``tools.listChanged``): toolsets it may enable, and a way to tell it."""
         return (
             dynamic_toolsets.hears_list_changes(self.endpoint, context)
-            and full_list(self.settings, self.served_tools(context)) is None
+            and self.served_list(context).full(lambda tools: full_list(self.settings, tools))
+            is None
         )
 
-    def discovery_tools(self, served: list[Tool], context: RequestContext) -> list[Tool]:
+    def discovery_tools(self, served_list: ServedList, context: RequestContext) -> list[Tool]:
         read_only = self.selection(context).read_only
+        served = served_list.tools
+        outputs = self.settings.OUTPUT_SCHEMAS == "always"
         tools: list[Tool] = [
-            SearchTools(served, output_schemas=self.settings.OUTPUT_SCHEMAS == "always"),
+            served_list.search(lambda tools: SearchTools(tools, output_schemas=outputs)),
             CallTool(read_only=read_only),
         ]
         if dynamic_toolsets.hears_list_changes(self.endpoint, context):
@@ -338,8 +345,8 @@ class EndpointFeatures:
         """``search_tools``, or ``call_tool``, which runs the tool it names exactly as a
         direct call would (the same checks, call log and result) when this credential is
         served it, and otherwise says it is unknown, as for a tool that does not exist."""
-        served = self.served_tools(context)
-        offered = {tool.name: tool for tool in self.discovery_tools(served, context)}
+        served_list = self.served_list(context)
+        offered = {tool.name: tool for tool in self.discovery_tools(served_list, context)}
         if name not in offered:
             raise ProtocolError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
         if name != CALL_TOOL:
@@ -350,7 +357,7 @@ class EndpointFeatures:
             call.validate(arguments)
         except ToolError as exc:
             return exc.to_result().to_dict()
-        inner = next((t for t in served if t.name == arguments["name"]), None)
+        inner = served_list.named(arguments["name"])
         refusal = call_tool_refusal(arguments["name"], inner)
         if refusal is not None:
             return refusal.to_result().to_dict()

@@ -20,16 +20,20 @@ class NamedRegistry(Generic[T]):
     def __init__(self) -> None:
         self._items: dict[str, T] = {}
         self.duplicates: list[str] = []
+        # Counts the changes of the items, for what is remembered of them (served.py).
+        self.version = 0
 
     def register(self, item: T) -> T:
         if item.name in self._items:
             self.duplicates.append(item.name)
         else:
             self._items[item.name] = item
+            self.version += 1
         return item
 
     def unregister(self, name: str) -> None:
-        self._items.pop(name, None)
+        if self._items.pop(name, None) is not None:
+            self.version += 1
 
     def get(self, name: str) -> T | None:
         return self._items.get(name)

@@ -52,6 +52,13 @@ class Tool:
     task_support: str = "forbidden"
     # The tool's _meta in tools/list: an MCP App's {"ui": {"resourceUri": ...}} (mcp_endpoint.ui).
     meta: dict[str, Any] | None = None
+    # Whether the tool, once ready(), stays as it is for every caller of one kind: its
+    # unavailable(), toolset, read-only hint and required_scopes never change, and its
+    # accepts() reads nothing of a credential but the class of its authenticator. Then the
+    # tools a kind of caller is served are worked out once (mcp_endpoint.served). True of
+    # Tool's own methods; a subclass that overrides accepts() or unavailable() is taken
+    # not to be steady unless it says so.
+    steady: bool = True
     # Which arguments the call log hides is not the tool's to say: the process-wide
     # REDACTED_ARGUMENTS setting names them, for every tool.
     _validator: Draft202012Validator | None = None

@@ -174,6 +174,10 @@ class ViewSetTool(Tool):
                     fields={name: [message] for name in too_long},
                 )
 
+    # Once its registration is built, its spec is fixed, and accepts() reads only the
+    # credential's authenticator.
+    steady = True
+
     def speaks(self, arguments: Any, tools: Any) -> bool:
         """A viewset's action only logs (through Python's logging): it never streams."""
         return False
