@@ -21,6 +21,7 @@ toolset's tools to the list as the model goes.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -188,24 +189,48 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower().replace("_", " "))
 
 
-def matches(query: str, tool: Tool) -> int:
-    """How well ``tool`` matches the words of ``query``: its name counts most, then its
-    toolset and title, then its description. A word matches another that starts with it
-    (``task`` finds ``tasks``), and a plural its singular."""
-    score = 0
-    fields = (
-        (words(tool.name), 4),
-        (words(tool.toolset), 3),
-        (words(tool.title or ""), 2),
-        (words(tool.description), 1),
+# A tool's words, by field (sorted, for a prefix's lookup), each with its weight: its
+# name counts most, then its toolset and title, then its description.
+Fields = tuple[tuple[tuple[str, ...], int], ...]
+
+
+def fields_of(tool: Tool) -> Fields:
+    return tuple(
+        (tuple(sorted(set(words(text)))), weight)
+        for text, weight in (
+            (tool.name, 4),
+            (tool.toolset, 3),
+            (tool.title or "", 2),
+            (tool.description, 1),
+        )
     )
-    for term in dict.fromkeys(words(query)):
-        stem = term[:-1] if len(term) > 3 and term.endswith("s") else term
+
+
+def stems(query: str) -> list[str]:
+    """The words of ``query``, a plural as its singular, each once."""
+    return [
+        term[:-1] if len(term) > 3 and term.endswith("s") else term
+        for term in dict.fromkeys(words(query))
+    ]
+
+
+def matches(query: str, tool: Tool, fields: Fields | None = None) -> int:
+    """How well ``tool`` (whose :func:`fields_of` may be given) matches the words of
+    ``query``. A word matches another that starts with it (``task`` finds ``tasks``),
+    and a plural its singular."""
+    return score(stems(query), fields if fields is not None else fields_of(tool))
+
+
+def score(query_stems: list[str], fields: Fields) -> int:
+    """Each stem counts the weight of the first field with a word that starts with it."""
+    total = 0
+    for stem in query_stems:
         for found, weight in fields:
-            if any(w.startswith(stem) for w in found):
-                score += weight
+            at = bisect.bisect_left(found, stem)
+            if at < len(found) and found[at].startswith(stem):
+                total += weight
                 break
-    return score
+    return total
 
 
 class SearchTools(Tool):
@@ -248,6 +273,7 @@ class SearchTools(Tool):
     def __init__(self, tools: Sequence[Tool], *, output_schemas: bool) -> None:
         self.tools = tools
         self.output_schemas = output_schemas
+        self._fields: list[Fields] | None = None
         counts = toolsets_of(tools)
         named: list[str] = []
         size = 0
@@ -278,12 +304,20 @@ class SearchTools(Tool):
                 code="invalid_arguments",
                 fields={"toolset": ["Unknown toolset."]},
             )
-        pool = [t for t in self.tools if toolset is None or t.toolset == toolset]
+        if self._fields is None:
+            # Each tool's words, split once for every search of this list.
+            self._fields = [fields_of(t) for t in self.tools]
+        pool = [
+            (t, fields)
+            for t, fields in zip(self.tools, self._fields, strict=True)
+            if toolset is None or t.toolset == toolset
+        ]
         if query:
-            scored = [(matches(query, t), index, t) for index, t in enumerate(pool)]
+            wanted = stems(query)
+            scored = [(score(wanted, f), index, t) for index, (t, f) in enumerate(pool)]
             found = [t for score, _, t in sorted(scored, key=lambda s: (-s[0], s[1])) if score]
         else:
-            found = pool
+            found = [t for t, _ in pool]
         data: dict[str, Any] = {
             "tools": [self.entry(t) for t in found[:limit]],
             "total": len(found),
