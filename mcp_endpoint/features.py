@@ -266,7 +266,7 @@ class EndpointFeatures:
         """The tools, or the smaller form of them a client can afford (see
         :mod:`mcp_endpoint.toolsets`), with the toolsets the connection enabled."""
         served_list = self.served_list(context)
-        full = served_list.full(lambda tools: full_list(self.settings, tools))
+        full = self.whole_list(served_list)
         if full is not None:
             return full
         listed = [tool.describe() for tool in self.discovery_tools(served_list, context)]
@@ -278,9 +278,13 @@ class EndpointFeatures:
         (announced as ``tools.listChanged``): toolsets it may enable, and a way to tell it."""
         return (
             dynamic_toolsets.hears_list_changes(self.endpoint, context)
-            and self.served_list(context).full(lambda tools: full_list(self.settings, tools))
-            is None
+            and self.whole_list(self.served_list(context)) is None
         )
+
+    def whole_list(self, served_list: ServedList) -> list[dict[str, Any]] | None:
+        """The served tools as ``tools/list`` describes them, or None when the discovery
+        tools stand in for them (:func:`full_list`), made once per served list."""
+        return served_list.full(lambda tools: full_list(self.settings, tools))
 
     def discovery_tools(self, served_list: ServedList, context: RequestContext) -> list[Tool]:
         read_only = self.selection(context).read_only

@@ -41,12 +41,15 @@ class ServedList:
         self._search: Any = UNSET
         self._by_name: dict[str, Tool] | None = None
 
-    def full(self, make: Callable[[list[Tool]], list[dict[str, Any]] | None]) -> Any:
+    def full(
+        self, make: Callable[[list[Tool]], list[dict[str, Any]] | None]
+    ) -> list[dict[str, Any]] | None:
         """``make(tools)`` (the whole list, or None when the discovery tools stand in),
         made once."""
         if self._full is UNSET:
             self._full = make(self.tools)
-        return self._full
+        full: list[dict[str, Any]] | None = self._full
+        return full
 
     def named(self, name: Any) -> Tool | None:
         """The served tool called ``name``, if there is one."""

@@ -214,15 +214,10 @@ def stems(query: str) -> list[str]:
     ]
 
 
-def matches(query: str, tool: Tool, fields: Fields | None = None) -> int:
-    """How well ``tool`` (whose :func:`fields_of` may be given) matches the words of
-    ``query``. A word matches another that starts with it (``task`` finds ``tasks``),
-    and a plural its singular."""
-    return score(stems(query), fields if fields is not None else fields_of(tool))
-
-
 def score(query_stems: list[str], fields: Fields) -> int:
-    """Each stem counts the weight of the first field with a word that starts with it."""
+    """How well a tool (its :func:`fields_of`) matches a query (its :func:`stems`): each
+    stem counts the weight of the first field with a word that starts with it (``task``
+    finds ``tasks``; a plural was made its singular)."""
     total = 0
     for stem in query_stems:
         for found, weight in fields:

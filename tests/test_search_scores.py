@@ -1,6 +1,6 @@
 """``search_tools``' scores: a tool's words are split and sorted once per served list, and
 a query's stem is looked up by bisection; the score must be what comparing the stem with
-every word of every field gives (the rule the docstring of ``toolsets.matches`` states)."""
+every word of every field gives (the rule the docstring of ``toolsets.score`` states)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_endpoint.toolsets import fields_of, matches, stems, words
+from mcp_endpoint.toolsets import Fields, fields_of, score, stems, words
 
 WORD = st.text(alphabet="abcdefgst_ 0123", min_size=0, max_size=12)
+
+
+def matches(query: str, tool: Any, fields: Fields | None = None) -> int:
+    """What search_tools scores ``tool`` for ``query``."""
+    return score(stems(query), fields if fields is not None else fields_of(tool))
 
 
 def naive(query: str, tool: Any) -> int:
