@@ -71,17 +71,22 @@ def named(logger_name: str, names: Iterable[str]) -> bool:
 
 
 _handler = ClientLogHandler()
+# The loggers the handler was attached to (what a failing test shows).
 _installed: set[str] = set()
 _lock = threading.Lock()
 
 
 def install(logger_names: Iterable[str]) -> None:
-    """Attach the handler to these loggers, once each per process."""
-    with _lock:
-        for name in logger_names:
-            if name not in _installed:
-                logging.getLogger(name).addHandler(_handler)
-                _installed.add(name)
+    """Attach the handler to these loggers, each once: looked for on the logger itself
+    every time, since configuring logging again (``logging.config.dictConfig``, which
+    ``django.setup()`` runs) takes the handlers off every logger it names."""
+    for name in logger_names:
+        logger = logging.getLogger(name)
+        if _handler not in logger.handlers:
+            with _lock:
+                if _handler not in logger.handlers:
+                    logger.addHandler(_handler)
+        _installed.add(name)
 
 
 @contextlib.contextmanager

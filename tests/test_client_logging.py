@@ -340,3 +340,18 @@ def test_only_a_call_that_may_close_its_stream_runs_on_one() -> None:
     assert not speaks("call_tool", {"name": "plain", "arguments": {}})
     for wrong in ({"name": "nope"}, {"name": ["closes"]}, {"name": "call_tool"}, {}, []):
         assert not speaks("call_tool", wrong)
+
+
+def test_records_still_reach_the_client_after_logging_is_configured_again(
+    rpc: MCPClient, sessions_on: None, late_project: Project
+) -> None:
+    import logging.config
+
+    from django.conf import settings
+
+    session_id = initialize(rpc)
+    assert [m["level"] for m in summarize(rpc, session_id, late_project)] == ["warning", "info"]
+    # What django.setup() does again (a host's asgi.py, get_asgi_application): the
+    # loggers LOGGING names lose their handlers, the one sending records to clients too.
+    logging.config.dictConfig(settings.LOGGING)
+    assert [m["level"] for m in summarize(rpc, session_id, late_project)] == ["warning", "info"]
