@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import reprlib
 import threading
 import weakref
@@ -244,12 +245,19 @@ def _rate(value: Any) -> bool:
     return number.isdigit() and int(number) > 0 and period[:1] in {"s", "m", "h", "d"}
 
 
-def _server_card(value: Any) -> bool:
-    from mcp_endpoint.server_card import HOST_FIELDS
+# The server card's fields a host may give (SERVER_CARD); the rest the endpoint knows
+# better than a setting would.
+SERVER_CARD_FIELDS = frozenset(
+    {"name", "description", "title", "websiteUrl", "repository", "icons", "_meta"}
+)
+# What a toolset's name may be (TOOLSETS, and the names a request selects).
+TOOLSET_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
+
+def _server_card(value: Any) -> bool:
     if isinstance(value, bool):
         return True
-    if isinstance(value, Mapping) and set(value) <= HOST_FIELDS:
+    if isinstance(value, Mapping) and set(value) <= SERVER_CARD_FIELDS:
         name = value.get("name")
         return name is None or (isinstance(name, str) and name.count("/") == 1)
     return False
@@ -265,8 +273,6 @@ def _model_label(value: Any) -> bool:
 
 
 def _toolset_name(value: str) -> bool:
-    from mcp_endpoint.toolsets import TOOLSET_NAME
-
     return bool(TOOLSET_NAME.match(value))
 
 

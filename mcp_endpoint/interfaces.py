@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from mcp_endpoint.conf import MCPSettings
 from mcp_endpoint.protocol.content import ToolResult
@@ -21,11 +21,13 @@ from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.server import Features
 from mcp_endpoint.registry import NamedRegistry
 
-if TYPE_CHECKING:
-    from mcp_endpoint.calllog import CallRecord
+# The executor's record of one call (:class:`~mcp_endpoint.calllog.CallRecord`): opaque to
+# those who hand it from ``start`` to ``run`` and ``record``, so that this module, which the
+# call log imports, does not import it back.
+Record = TypeVar("Record")
 
 
-class ExecutorLike(Protocol):
+class ExecutorLike(Protocol[Record]):
     """What runs a tool (:class:`~mcp_endpoint.executor.ToolExecutor`), as a task's worker
     runs it: the call, the text budget, the record."""
 
@@ -35,14 +37,12 @@ class ExecutorLike(Protocol):
         arguments: dict[str, Any],
         context: RequestContext,
         keep: Callable[[ToolResult], bool] | None = None,
-        log: CallRecord | None = None,
+        log: Record | None = None,
     ) -> ToolResult: ...
 
-    def start(
-        self, tool: Any, arguments: dict[str, Any], context: RequestContext
-    ) -> CallRecord: ...
+    def start(self, tool: Any, arguments: dict[str, Any], context: RequestContext) -> Record: ...
 
-    def record(self, log: CallRecord, result: ToolResult) -> None: ...
+    def record(self, log: Record, result: ToolResult) -> None: ...
 
     def text_budget(self, result: ToolResult) -> None: ...
 
@@ -61,7 +61,7 @@ class EndpointLike(Protocol):
     # What runs its tools (streamed calls and task workers run them here too), and what
     # answers the protocol for it.
     @property
-    def executor(self) -> ExecutorLike: ...
+    def executor(self) -> ExecutorLike[Any]: ...
 
     @property
     def features(self) -> FeaturesLike: ...

@@ -17,16 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from mcp_endpoint import compat
+from mcp_endpoint.conf import SERVER_CARD_FIELDS
 from mcp_endpoint.resource import resource_url
 
 if TYPE_CHECKING:
     from mcp_endpoint.interfaces import EndpointLike
 
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
-# Fields a host may give; the rest the endpoint knows better than a setting would.
-HOST_FIELDS = frozenset(
-    {"name", "description", "title", "websiteUrl", "repository", "icons", "_meta"}
-)
 MAX_AGE = 3600
 
 
@@ -53,7 +50,7 @@ def card(endpoint: EndpointLike, request: HttpRequest) -> dict[str, Any]:
         }
     ]
     body["capabilities"] = endpoint.features.capabilities()
-    body.update({k: v for k, v in configured.items() if k in HOST_FIELDS})
+    body.update({k: v for k, v in configured.items() if k in SERVER_CARD_FIELDS})
     return body
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.urls import URLPattern, re_path
 
+from mcp_endpoint.conf import TOOLSET_NAME
 from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.protocol.tool_error import ToolError
 from mcp_endpoint.tools import Tool
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from mcp_endpoint.context import Context
     from mcp_endpoint.protocol.request_context import RequestContext
 
-TOOLSET_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_TOOLSET = "general"
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"

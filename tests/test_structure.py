@@ -1,5 +1,5 @@
 """The app's code stays in pieces a reader can hold: no class over 400 lines, no function over 80;
-and the protocol layer imports nothing of Django or DRF.
+no import circle among its modules; and the protocol layer imports nothing of Django or DRF.
 
 Measured from the source with ``ast`` (a definition's first line, decorators included, to its
 last), so the rule holds for every module of ``mcp_endpoint/`` except generated migrations.
@@ -102,3 +102,91 @@ def test_the_protocol_layer_imports_no_django(path: Path) -> None:
 def test_the_import_measure_sees_nested_imports() -> None:
     source = "if TYPE_CHECKING:\n    from django.http import HttpRequest\n"
     assert imported_modules(source) == {"django.http"}
+
+
+def module_name(path: Path) -> str:
+    parts = ["mcp_endpoint", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Which of ``sources`` (module name to code) each one imports, at any depth of its code,
+    ``TYPE_CHECKING`` and imports inside functions included: a name taken from a package is
+    its submodule where one has that name, else the package itself."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, source in sources.items():
+        package = name if source_is_package(name, sources) else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in sources else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            graph[name].update(t for t in targets if t in sources and t != name)
+    return graph
+
+
+def source_is_package(name: str, sources: dict[str, str]) -> bool:
+    return any(other.startswith(f"{name}.") for other in sources)
+
+
+def circle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` as the modules along it (first one repeated at the end),
+    or [] when there is none."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str]:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        path.pop()
+        state[name] = 2
+        return []
+
+    for name in sorted(graph):
+        if name not in state and (found := visit(name)):
+            return found
+    return []
+
+
+def test_no_import_circle() -> None:
+    # A module only ever imports modules below it, so that each one can be read (and
+    # imported) knowing nothing of what stands above it.
+    sources = {module_name(path): path.read_text(encoding="utf-8") for path in modules()}
+    found = circle(import_graph(sources))
+    assert not found, " -> ".join(found)
+
+
+def test_the_circle_measure_sees_type_checking_and_function_imports() -> None:
+    sources = {
+        "mcp_endpoint": "",
+        "mcp_endpoint.low": "def f():\n    from mcp_endpoint import high\n",
+        "mcp_endpoint.high": "if TYPE_CHECKING:\n    from .mid import X\n",
+        "mcp_endpoint.mid": "from mcp_endpoint.low import f\n",
+        "mcp_endpoint.pkg": "from mcp_endpoint.pkg.part import Y\n",
+        "mcp_endpoint.pkg.part": "from mcp_endpoint.pkg import sibling\n",
+        "mcp_endpoint.pkg.sibling": "",
+    }
+    graph = import_graph(sources)
+    assert graph["mcp_endpoint.pkg.part"] == {"mcp_endpoint.pkg.sibling"}
+    assert circle(graph) == [
+        "mcp_endpoint.high",
+        "mcp_endpoint.mid",
+        "mcp_endpoint.low",
+        "mcp_endpoint.high",
+    ]
+    del sources["mcp_endpoint.mid"]
+    assert circle(import_graph(sources)) == []
