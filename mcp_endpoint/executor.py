@@ -24,7 +24,6 @@ from mcp_endpoint.protocol.jsonrpc import FORBIDDEN_CHARACTERS, ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.tasks import REQUIRED
-from mcp_endpoint.protocol.tool_error import OUTCOME_UNKNOWN
 from mcp_endpoint.tools import CallAbandoned, Tool, ToolError, as_result
 
 if TYPE_CHECKING:
@@ -160,7 +159,7 @@ class ToolExecutor:
                 # Not 503: a retry of a call whose commit may have gone through could do
                 # its work twice. The client is told to look first.
                 logger.warning("tool %s: its commit may or may not have gone through", tool.name)
-                return outcome_unknown(tool).to_result()
+                return ToolError.outcome_unknown(tool.name).to_result()
             # Not the tool's fault, and not for the model to read: the transport answers
             # 503 with Retry-After, and the client retries the whole request.
             outages.raise_if_outage(exc)
@@ -179,16 +178,6 @@ class ToolExecutor:
                         "filters or search, ask for a smaller page_size, or read the next page]"
                     )
                     result.content[index] = Text(cut + note)
-
-
-def outcome_unknown(tool: Tool) -> ToolError:
-    """The tool error of a call whose writes may or may not have been committed."""
-    return ToolError(
-        f"The outcome of this call of {tool.name} is unknown: the database connection was "
-        "lost while its changes were being saved, so they may or may not have been. Check "
-        "whether they were (read the object back, or list them) before you call it again.",
-        code=OUTCOME_UNKNOWN,
-    )
 
 
 def unrestorable(credential: Credential | None) -> bool:

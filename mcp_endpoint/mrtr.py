@@ -214,13 +214,14 @@ def confirm_destructive(
             code="confirmation_unavailable",
         )
     question = confirmation_request(tool, arguments, tool.target(dict(arguments), call))
-    if context.modern:
+    answer: dict[str, Any] | None
+    if not context.modern:
+        answer = ask(context, {CONFIRM_KEY: question})[CONFIRM_KEY]
+    else:
         state = context.request_state
         answer = context.input_responses.get(CONFIRM_KEY)
         if not (isinstance(state, dict) and state.get(CONFIRM_KEY) == tool.name) or not answer:
             raise InputRequired({CONFIRM_KEY: question}, {CONFIRM_KEY: tool.name})
-    else:
-        answer = ask(context, {CONFIRM_KEY: question})[CONFIRM_KEY]
     action = answer.get("action")
     content = answer.get("content")
     if action == "accept" and isinstance(content, dict) and content.get("confirm") is True:

@@ -27,6 +27,16 @@ class ToolError(Exception):
         self.code = code
         self.details = details
 
+    @classmethod
+    def outcome_unknown(cls, tool_name: str) -> ToolError:
+        """The error of a call whose writes may or may not have been committed."""
+        return cls(
+            f"The outcome of this call of {tool_name} is unknown: the database connection was "
+            "lost while its changes were being saved, so they may or may not have been. Check "
+            "whether they were (read the object back, or list them) before you call it again.",
+            code=OUTCOME_UNKNOWN,
+        )
+
     def to_result(self) -> ToolResult:
         error = {"code": self.code, "message": self.message, **self.details}
         return ToolResult(content=[Text(self.render())], structured={"error": error}, is_error=True)
