@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -98,10 +99,9 @@ def test_there_are_hosts() -> None:
 def test_check_and_migrate_on_an_empty_sqlite_database(tmp_path: Path) -> None:
     env = suite_environment(tmp_path, None)
     assert_check_and_migrate(env)
-    tables = sqlite3.connect(env["SQLITE_PATH"]).execute(
-        "SELECT name FROM sqlite_master WHERE name = 'inventory_site'"
-    )
-    assert tables.fetchall() == [("inventory_site",)]
+    with contextlib.closing(sqlite3.connect(env["SQLITE_PATH"])) as database:
+        tables = database.execute("SELECT name FROM sqlite_master WHERE name = 'inventory_site'")
+        assert tables.fetchall() == [("inventory_site",)]
 
 
 @pytest.mark.backends

@@ -7,6 +7,7 @@ how they behave (the demo's knobs) share one; a template is published whole or n
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sqlite3
 import threading
@@ -41,7 +42,8 @@ def environment(workdir: Path, **extra: str) -> dict[str, str]:
 
 
 def tables(path: str | Path) -> set[str]:
-    with sqlite3.connect(path) as db:
+    # sqlite3's own context manager commits but does not close.
+    with contextlib.closing(sqlite3.connect(path)) as db:
         return {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
 
 
