@@ -8,6 +8,7 @@ last), so the rule holds for every module of ``mcp_endpoint/`` except generated 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,15 +78,27 @@ def test_the_measure_catches_a_long_class() -> None:
     assert oversized(source) == [("Large", 1, MAX_CLASS_LINES + 1)]
 
 
-def imported_modules(source: str) -> set[str]:
-    """Every module a source imports, at any depth of its code (``TYPE_CHECKING`` too)."""
-    found: set[str] = set()
+def import_statements(source: str, package: str = "") -> Iterator[tuple[str, list[str]]]:
+    """Each import of a source, at any depth of its code (``TYPE_CHECKING`` too): the module it
+    names and the names it takes from it (none for ``import x``). A relative import is resolved
+    against ``package``, and left out when none is given."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-    return found
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                if not package:
+                    continue
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield base, [alias.name for alias in node.names]
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module a source imports, at any depth of its code (``TYPE_CHECKING`` too)."""
+    return {module for module, _ in import_statements(source)}
 
 
 @pytest.mark.parametrize(
@@ -116,21 +129,9 @@ def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in sources}
     for name, source in sources.items():
         package = name if source_is_package(name, sources) else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*anchor, *([base] if base else [])])
-                targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in sources else base
-                    for alias in node.names
-                ]
-            else:
-                continue
-            graph[name].update(t for t in targets if t in sources and t != name)
+        for module, names in import_statements(source, package):
+            targets = [f"{module}.{n}" if f"{module}.{n}" in sources else module for n in names]
+            graph[name].update(t for t in targets or [module] if t in sources and t != name)
     return graph
 
 
