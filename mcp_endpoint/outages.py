@@ -21,8 +21,10 @@ import contextlib
 import logging
 import threading
 import time
+import traceback
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.core.cache import caches
 from django.db import Error as DatabaseError
 from django.db import InterfaceError, OperationalError, connections
@@ -57,7 +59,9 @@ def diagnose(exc: BaseException) -> str | None:
     outage), or when it lost a connection the request was using: a connection kept across
     requests (``CONN_MAX_AGE``) that an outage cut is found dead by the first request after
     the database is back, when a fresh connection already succeeds. Any other error counts
-    when a cache in use fails a read.
+    when a cache in use fails a read, or when it is a cache client's own connection refused,
+    dropped or timed out (:func:`cache_connection_lost`): at the end of an outage the
+    request's connection can be refused while the probe that follows already succeeds.
     """
     if isinstance(exc, ServiceUnavailable):
         return exc.kind
@@ -65,7 +69,9 @@ def diagnose(exc: BaseException) -> str | None:
         if connection_lost(exc) or not databases_reachable():
             return DATABASE
         return None
-    return CACHE if not caches_reachable() else None
+    if cache_connection_lost(exc) or not caches_reachable():
+        return CACHE
+    return None
 
 
 def raise_if_outage(exc: BaseException) -> None:
@@ -105,6 +111,34 @@ def connection_lost(exc: BaseException) -> bool:
         ):
             return True
     return False
+
+
+def cache_connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` is a connection of a cache client refused, dropped or timed out: a
+    socket's ``ConnectionError`` or ``TimeoutError`` in its chain, raised through the module
+    of a configured cache backend (``CACHES``). The same error from a tool's own call to
+    another service passes through no cache backend, and is that tool's."""
+    if not any(isinstance(link, (ConnectionError, TimeoutError)) for link in chain(exc)):
+        return False
+    backends = {
+        str(options.get("BACKEND", "")).rpartition(".")[0]
+        for options in django_settings.CACHES.values()
+    }
+    return any(
+        frame.f_globals.get("__name__") in backends
+        for link in chain(exc)
+        for frame, _line in traceback.walk_tb(link.__traceback__)
+    )
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling, each once."""
+    links: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in links:
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links
 
 
 def commit_outcome_unknown(exc: BaseException) -> bool:

@@ -123,6 +123,59 @@ def test_cache_outage_is_503_and_recovers(tmp_path: Path, redis_server_binary: s
             redis.wait(timeout=10)
 
 
+@pytest.mark.backends
+def test_a_refused_cache_connection_is_an_outage_though_the_cache_is_back(
+    settings: Any, redis_server_binary: str
+) -> None:
+    # At the end of a cache outage, a request's command can be refused while the probe
+    # that follows already succeeds (Redis binds its port as it starts): the refusal is the
+    # outage's, answered 503, not a bug answered 500.
+    from django.core.cache import caches
+
+    from mcp_endpoint import outages
+
+    port = free_port()
+    settings.CACHES = {
+        **settings.CACHES,
+        "outage": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://{HOST}:{port}/0",
+        },
+    }
+    cache = caches["outage"]
+    with pytest.raises(Exception) as refused:
+        cache.incr("throttle-counter")
+    redis = subprocess.Popen(
+        [redis_server_binary, *REDIS_ARGS, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            if outages.caches_reachable():
+                break
+            time.sleep(0.1)  # Redis is still starting; this only waits, it asserts nothing
+        assert outages.caches_reachable()
+        assert outages.diagnose(refused.value) == outages.CACHE
+    finally:
+        redis.terminate()
+        redis.wait(timeout=10)
+
+
+@pytest.mark.backends
+def test_a_refused_connection_of_a_tools_own_is_no_cache_outage() -> None:
+    # A tool that calls another service and is refused: no cache backend raised it, and
+    # every cache answers, so it is the tool's error.
+    import socket
+
+    from mcp_endpoint import outages
+
+    with pytest.raises(ConnectionRefusedError) as refused:
+        socket.create_connection((HOST, free_port()), timeout=5)
+    assert outages.caches_reachable()
+    assert outages.diagnose(refused.value) is None
+
+
 def wait_for_answer(server: LiveServer, key: str) -> tuple[int, dict[str, str], dict[str, Any]]:
     """The first answer that is not a 503, once the service has been started again."""
     for _ in range(100):
