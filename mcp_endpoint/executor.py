@@ -19,12 +19,12 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 from mcp_endpoint import calllog, client_logging, outages, tracing
 from mcp_endpoint.context import Context
 from mcp_endpoint.mrtr import confirm_destructive
-from mcp_endpoint.protocol.content import Text, ToolResult
+from mcp_endpoint.protocol.content import Text, ToolResult, as_result
 from mcp_endpoint.protocol.jsonrpc import FORBIDDEN_CHARACTERS, ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
 from mcp_endpoint.protocol.request_context import RequestContext
 from mcp_endpoint.protocol.tasks import REQUIRED
-from mcp_endpoint.tools import CallAbandoned, Tool, ToolError, as_result
+from mcp_endpoint.tools import CallAbandoned, Tool, ToolError
 
 if TYPE_CHECKING:
     from mcp_endpoint.authentication import Credential

@@ -25,13 +25,14 @@ from django.core.cache import caches
 from mcp_endpoint import client_logging
 from mcp_endpoint.context import ask, can_ask
 from mcp_endpoint.protocol import jsonrpc
+from mcp_endpoint.protocol.content import compact_json
 from mcp_endpoint.protocol.jsonrpc import ProtocolError
 from mcp_endpoint.protocol.mrtr import (
     INVALID_STATE,
     InputRequired,
     elicitation,
 )
-from mcp_endpoint.tools import ToolError, compact_json
+from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
     from mcp_endpoint.context import Context

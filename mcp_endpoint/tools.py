@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -14,7 +12,7 @@ import pydantic
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaValidationError
 
-from mcp_endpoint.protocol.content import Content, Text, ToolResult
+from mcp_endpoint.protocol.content import Content, Text, ToolResult, compact_json
 from mcp_endpoint.protocol.jsonrpc import Encoded
 from mcp_endpoint.protocol.tool_error import ToolError
 from mcp_endpoint.registry import NamedRegistry
@@ -325,29 +323,6 @@ def _has_structured_output(returns: Any) -> bool:
         if args and inspect.isclass(args[0]) and issubclass(args[0], Content):
             return False
     return True
-
-
-def compact_json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def as_result(value: Any) -> ToolResult:
-    """Whatever a tool returned, as a :class:`ToolResult`."""
-    if isinstance(value, ToolResult):
-        return value
-    if isinstance(value, Content):
-        return ToolResult(content=[value])
-    if isinstance(value, str):
-        return ToolResult(content=[Text(value)])
-    if isinstance(value, list | tuple) and all(isinstance(v, Content) for v in value):
-        return ToolResult(content=list(value))
-    if value is None:
-        return ToolResult(content=[])
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
-    if isinstance(value, dict):
-        return ToolResult(content=[Text(compact_json(value))], structured=value)
-    return ToolResult(content=[Text(compact_json(value))])
 
 
 class ToolRegistry(NamedRegistry[Tool]):

@@ -7,6 +7,8 @@ wrapped for them); each knows its wire form through ``to_dict()``.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -118,6 +120,32 @@ class ToolResult:
         if self.structured is not None:
             body["structuredContent"] = self.structured
         return body
+
+
+def compact_json(data: Any) -> str:
+    """``data`` as JSON text without spaces, non-ASCII kept, what JSON lacks as ``str``."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def as_result(value: Any) -> ToolResult:
+    """Whatever a tool returned, as a :class:`ToolResult`: a result as it is, content
+    blocks as its content, text as a text block, None as no content; a dataclass or any
+    other JSON value as its compact JSON text, and a dict as the structured result too."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, Content):
+        return ToolResult(content=[value])
+    if isinstance(value, str):
+        return ToolResult(content=[Text(value)])
+    if isinstance(value, list | tuple) and all(isinstance(v, Content) for v in value):
+        return ToolResult(content=list(value))
+    if value is None:
+        return ToolResult(content=[])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, dict):
+        return ToolResult(content=[Text(compact_json(value))], structured=value)
+    return ToolResult(content=[Text(compact_json(value))])
 
 
 @dataclass(frozen=True)
