@@ -25,6 +25,8 @@ Everything that differs between a laptop, CI and production comes from the envir
   ``DEMO_MCP_STREAMED_CALLS``, ``DEMO_MCP_PENDING``, ``DEMO_MCP_SINGLE_THREADED_WAIT`` set
   the per-credential caps and the wait for a client's answer under sync workers);
   ``DEMO_STREAM_KEEPALIVE_SECONDS``: between keep-alives of a quiet stream (15).
+- ``DEMO_CLOCK_FILE``: a file whose seconds the sessions' clock adds to the wall clock, for
+  the suite's tests of several server processes (``project/clock.py``).
 - ``DEMO_WARM_UP=0``: ``project.wsgi`` and ``project.asgi`` leave each endpoint's tools to
   be built by its first request instead of as the worker starts
   (:func:`mcp_endpoint.warmup.warm_up`).
@@ -142,6 +144,9 @@ DEMO_EXPORT_PACE_SECONDS = float(os.environ.get("DEMO_EXPORT_PACE_SECONDS", "0")
 # Nothing else should.
 if os.environ.get("DEMO_FAST_PASSWORD_HASHING") == "1":
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# The suite's tests of two server processes move the sessions' clock by writing seconds
+# to this file instead of waiting (project/clock.py). Nothing else should set it.
+DEMO_CLOCK_FILE = os.environ.get("DEMO_CLOCK_FILE", "")
 
 
 def _sqlite_options() -> dict[str, object]:

@@ -12,6 +12,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -354,9 +355,9 @@ class Raw:
         return headers["mcp-session-id"]
 
 
-# The idle time of the two processes' sessions: the expiry test waits it out; the other
-# tests must finish what they check within it, on a loaded machine too (a request there
-# can take a second).
+# The idle time of the two processes' sessions: the expiry test moves their clock past it;
+# the other tests must finish what they check within it, on a loaded machine too (a
+# request there can take a second).
 TWO_PROCESS_IDLE = 8
 
 # Each test of the two processes takes a pair of keys (alice's, bob's) no other test used:
@@ -365,13 +366,33 @@ TWO_PROCESS_IDLE = 8
 KEY_PAIRS = 4
 
 
+@dataclass
+class FileClock:
+    """The clock both server processes read (``DEMO_CLOCK_FILE``, project/clock.py): the
+    wall clock plus the seconds in :attr:`path`, which :meth:`advance` adds to."""
+
+    path: Path
+
+    def advance(self, seconds: float) -> None:
+        moved = float(self.path.read_text()) if self.path.exists() else 0.0
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(repr(moved + seconds))
+        partial.replace(self.path)  # whole, for a process reading it now
+
+
+@pytest.fixture(scope="module")
+def two_clock(tmp_path_factory: pytest.TempPathFactory) -> FileClock:
+    return FileClock(tmp_path_factory.mktemp("sessions-clock") / "seconds")
+
+
 @pytest.fixture(scope="module")
 def two_servers(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, two_clock: FileClock
 ) -> Iterator[tuple[Raw, Raw, list[tuple[str, str]]]]:
     redis_url = require_redis()
     workdir: Path = tmp_path_factory.mktemp("sessions-two")
     env = {
+        "DEMO_CLOCK_FILE": str(two_clock.path),
         "SQLITE_PATH": str(workdir / "shared.sqlite3"),
         "REDIS_URL": redis_url,
         "CACHE_KEY_PREFIX": f"mcp-sessions-{secrets.token_hex(6)}",
@@ -430,24 +451,30 @@ def test_two_processes_share_sessions(deployment: tuple[Raw, Raw, str, str]) -> 
 
 
 @pytest.mark.e2e
-def test_two_processes_expire_idle_sessions(deployment: tuple[Raw, Raw, str, str]) -> None:
-    # Real processes read the real clock: this waits for the idle time to pass, as
-    # the in-process tests above move theirs instead. The first wait is the second after
-    # which a use is recorded.
+def test_two_processes_expire_idle_sessions(
+    deployment: tuple[Raw, Raw, str, str], two_clock: FileClock
+) -> None:
+    # Both processes read the clock the test moves, as the in-process tests above do
+    # theirs. The first move is past the second after which a use is recorded.
     a, b, alice, _ = deployment
     session = a.open(alice)
-    time.sleep(1.2)
+    two_clock.advance(1.2)
     assert b.rpc(alice, "tools/list", session)[0] == 200
-    time.sleep(TWO_PROCESS_IDLE + 0.2)
+    two_clock.advance(TWO_PROCESS_IDLE - 1)  # idle since that use, but not for long enough
+    assert a.rpc(alice, "tools/list", session)[0] == 200
+    two_clock.advance(TWO_PROCESS_IDLE + 0.2)
     assert a.rpc(alice, "tools/list", session)[0] == 404
+    assert b.rpc(alice, "tools/list", session)[0] == 404
 
 
 @pytest.mark.e2e
-def test_two_processes_cap_sessions_per_credential(deployment: tuple[Raw, Raw, str, str]) -> None:
+def test_two_processes_cap_sessions_per_credential(
+    deployment: tuple[Raw, Raw, str, str], two_clock: FileClock
+) -> None:
     a, b, alice, bob = deployment
     first = a.open(alice)
     second = b.open(alice)
-    time.sleep(1.1)  # a use is recorded a second after the last one, at the earliest
+    two_clock.advance(1.1)  # a use is recorded a second after the last one, at the earliest
     assert b.rpc(alice, "tools/list", first)[0] == 200  # now the second is the least used
     # Another credential's session, opened last so that a slow machine cannot idle it out
     # before it is checked: it counts toward Bob's cap, not Alice's.

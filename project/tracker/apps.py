@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.apps import AppConfig
 
 
@@ -8,4 +10,12 @@ class TrackerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         from project.tracker import checks  # noqa: F401 - registers the deploy check
+
+        if getattr(settings, "DEMO_CLOCK_FILE", ""):
+            from mcp_endpoint.sessions import SessionStore
+            from project.clock import FileMovedClock
+
+            SessionStore.clock = FileMovedClock(Path(settings.DEMO_CLOCK_FILE))
