@@ -6,6 +6,7 @@ import gc
 import os
 import secrets
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -61,19 +62,34 @@ WHOLE_MODULES = frozenset(
 )
 
 
+# The controlling process's thread that migrates the demo's template (pytest_configure).
+TEMPLATE_THREAD = pytest.StashKey[threading.Thread]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # The controlling process names the run, before its test processes start: they share
     # the run's migrated templates (tests/live_server.py). Always a new name, so that a run
     # started by a test (./dev's own tests) never takes its caller's templates as its own.
     if not hasattr(config, "workerinput"):
-        from tests.live_server import RUN_ENV
+        from tests import live_server
 
-        os.environ[RUN_ENV] = secrets.token_hex(6)
+        os.environ[live_server.RUN_ENV] = secrets.token_hex(6)
+        if config.getoption("numprocesses", None):
+            # The demo's template migrates while the test processes start and collect.
+            thread = threading.Thread(
+                target=live_server.prepare_demo_template, name="mcp-template", daemon=True
+            )
+            thread.start()
+            config.stash[TEMPLATE_THREAD] = thread
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         from tests import live_server
+
+        thread = config.stash.get(TEMPLATE_THREAD, None)
+        if thread is not None:
+            thread.join()  # before its template is removed with the run's
 
         run = os.environ.get(live_server.RUN_ENV)
         if run:

@@ -148,7 +148,15 @@ SERVER_OWN_ENV = {"SQLITE_PATH", "CACHE_DIR", "CACHE_KEY_PREFIX", "DATABASE_URL"
 # of the suite reads them to choose its INSTALLED_APPS (the demo's DEMO_* knobs, the log
 # level, the run's own bookkeeping). Servers that differ only in these share a template.
 SCHEMA_FREE_PREFIXES = ("PYTEST_", "DEMO_", "MCP_", "COV_CORE_")
-SCHEMA_FREE_ENV = {"CELERY_BROKER_URL", "REDIS_URL", "TEST_REDIS_URL", "TRACES_FILE"}
+# COLUMNS and LINES: pytest-xdist's test processes have them and their controller may not.
+SCHEMA_FREE_ENV = {
+    "CELERY_BROKER_URL",
+    "REDIS_URL",
+    "TEST_REDIS_URL",
+    "TRACES_FILE",
+    "COLUMNS",
+    "LINES",
+}
 # The run's name, which its test processes share (tests/conftest.py sets it in the
 # controlling process before the others start): their templates are the run's.
 RUN_ENV = "MCP_TESTS_RUN"
@@ -221,6 +229,10 @@ class MigratedDatabases:
         if target.exists():
             manage(env, "migrate", "--noinput", "-v", "0")
             return
+        shutil.copyfile(self.sqlite_template(env), target)
+
+    def sqlite_template(self, env: dict[str, str]) -> str:
+        """The run's migrated SQLite file for the schema of ``env``, migrated if need be."""
         key = self.key(env)
         template = self.templates.get(key)
         if template is None:
@@ -237,7 +249,7 @@ class MigratedDatabases:
                     finally:
                         partial.unlink(missing_ok=True)
             self.templates[key] = template
-        shutil.copyfile(template, target)
+        return template
 
     def postgresql(self, env: dict[str, str], origin: str) -> str:
         """A new migrated database beside ``origin`` for the server of ``env``; its URL."""
@@ -281,6 +293,30 @@ class MigratedDatabases:
                 drop_database(url, origin)
         if self.own_folder is not None:
             shutil.rmtree(self.own_folder, ignore_errors=True)
+
+
+def prepare_demo_template() -> None:
+    """Migrate the run's template of the demo's schema, the one most servers share, ahead
+    of the first server that needs it (:class:`MigratedDatabases`).
+
+    The controlling process of a parallel run calls it on a thread as the run starts, so
+    that the migrate overlaps the test processes' start and collection (about a minute of
+    CPU on two cores), instead of holding every test process whose first test starts a
+    server on the template's lock while one of them migrates. A failure here is left to
+    the first server that needs the template: it migrates again, and reports it.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix="mcp-template-"))
+    try:
+        env = server_environment(workdir)
+        if uses_external_database(env):
+            origin = env["DATABASE_URL"]
+            migrated_databases.postgresql_template(env, origin, MigratedDatabases.key(env, origin))
+        else:
+            migrated_databases.sqlite_template(env)
+    except Exception:  # the first server that needs it migrates again, and reports it
+        pass
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run_folder(run: str) -> Path:
