@@ -18,7 +18,7 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 
 from mcp_endpoint import calllog, client_logging, outages, tracing
 from mcp_endpoint.context import Context
-from mcp_endpoint.mrtr import confirm_destructive
+from mcp_endpoint.mrtr import confirm, confirmation_asked, confirmation_request
 from mcp_endpoint.protocol.content import Text, ToolResult, as_result
 from mcp_endpoint.protocol.jsonrpc import FORBIDDEN_CHARACTERS, ProtocolError
 from mcp_endpoint.protocol.mrtr import InputRequired
@@ -128,7 +128,16 @@ class ToolExecutor:
         try:
             check_arguments(arguments, self.settings.MAX_ARGUMENT_DEPTH)
             tool.validate(arguments)
-            confirm_destructive(self.endpoint, tool, arguments, call)
+            if (
+                self.settings.CONFIRM_DESTRUCTIVE_TOOLS
+                and tool.destructive
+                and confirmation_asked(call.request_context)
+            ):
+                # What the call acts on is asked of the tool only when the user is asked:
+                # for a viewset's detail action, that is a run of its retrieve.
+                target = tool.target(dict(arguments), call)
+                question = confirmation_request(tool, arguments, target)
+                confirm(question, tool.name, call.request_context)
             with transaction.atomic(using=TOOL_DATABASE) if writes else contextlib.nullcontext():
                 try:
                     result = as_result(tool.run(arguments, call))

@@ -5,9 +5,9 @@
   the tool, prompt or URI, a digest of the arguments, the credential and an expiry; each
   state carries a nonce that is recorded in the cache when the state is used, so a state
   works once. Anything else is refused with ``-32602``.
-- :func:`confirm_destructive` asks the user to confirm a destructive tool before it runs
-  (``CONFIRM_DESTRUCTIVE_TOOLS``), through elicitation, and only when the client declared
-  elicitation.
+- :func:`confirmation_asked`, :func:`confirmation_request` and :func:`confirm` ask the
+  user to confirm a destructive tool before it runs (``CONFIRM_DESTRUCTIVE_TOOLS``), through
+  elicitation, and only when the client declared elicitation.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from mcp_endpoint.protocol.mrtr import (
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
-    from mcp_endpoint.context import Context
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.protocol.server import RequestContext
     from mcp_endpoint.tools import Tool
@@ -139,11 +138,6 @@ class SignedRequestState:
 # -- confirming destructive tools --------------------------------------------------------------
 
 
-def is_destructive(tool: Tool) -> bool:
-    annotations = tool.annotations or {}
-    return bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
-
-
 def confirmation_request(
     tool: Tool, arguments: Mapping[str, Any], target: tuple[str, str] | None = None
 ) -> dict[str, Any]:
@@ -179,56 +173,59 @@ def confirmation_request(
     )
 
 
-def confirm_destructive(
-    endpoint: EndpointLike, tool: Tool, arguments: Mapping[str, Any], call: Context
-) -> None:
-    """Ask the user before a destructive tool runs, when the setting is on.
+def confirmation_asked(context: RequestContext) -> bool:
+    """Whether the user is asked before a destructive tool runs on this request, the
+    setting being on (the executor asks the tool what it acts on only then).
 
     A client that declared it has no elicitation is never asked (its own UI sees the tool's
-    ``destructiveHint``). On a 2026-07-28 request the question goes out as an
-    input-required result whose signed state names the tool and binds the arguments; the
-    answer counts only on a retry carrying that state. In a legacy session it is asked
-    during the call. A legacy request without a session is refused: its client said at
+    ``destructiveHint``). A legacy request without a session is refused: its client said at
     ``initialize`` whether it can be asked, but nothing kept that answer, and running the
-    tool unasked would skip a confirmation the client may have promised its user.
-    Anything but an accepted ``confirm: true`` leaves the data alone.
+    tool unasked would skip a confirmation the client may have promised its user. So is a
+    client that can be asked on a streamed answer only, when this one is not streamed.
     """
-    if not endpoint.settings.CONFIRM_DESTRUCTIVE_TOOLS or not is_destructive(tool):
-        return
-    context = call.request_context
     if not context.modern and context.session is None:
         raise ToolError(
-            f"Not done: {tool.name} needs the user's confirmation, and this server cannot "
+            "Not done: this tool needs the user's confirmation, and this server cannot "
             "tell whether this client can ask for it (it keeps no record of this "
             "connection's initialize). Nothing was changed. What works: a client of the "
             "2026-07-28 revision, or the server's legacy sessions (SESSIONS) turned on.",
             code="confirmation_unavailable",
         )
     if "elicitation" not in context.client_capabilities:
-        return
+        return False
     if not can_ask(context, "elicitation"):
         # Declared, but this answer cannot carry a request to the client (no SSE).
         raise ToolError(
-            f"Not done: {tool.name} needs the user's confirmation, which can only be asked "
+            "Not done: this tool needs the user's confirmation, which can only be asked "
             "on a streamed answer: send the call with Accept: application/json, "
             "text/event-stream. Nothing was changed.",
             code="confirmation_unavailable",
         )
-    question = confirmation_request(tool, arguments, tool.target(dict(arguments), call))
+    return True
+
+
+def confirm(question: dict[str, Any], name: str, context: RequestContext) -> None:
+    """Ask ``question`` (:func:`confirmation_request`) before the tool ``name`` runs.
+
+    On a 2026-07-28 request the question goes out as an input-required result whose signed
+    state names the tool and binds the arguments; the answer counts only on a retry
+    carrying that state. In a legacy session it is asked during the call. Anything but an
+    accepted ``confirm: true`` leaves the data alone.
+    """
     answer: dict[str, Any] | None
     if not context.modern:
         answer = ask(context, {CONFIRM_KEY: question})[CONFIRM_KEY]
     else:
         state = context.request_state
         answer = context.input_responses.get(CONFIRM_KEY)
-        if not (isinstance(state, dict) and state.get(CONFIRM_KEY) == tool.name) or not answer:
-            raise InputRequired({CONFIRM_KEY: question}, {CONFIRM_KEY: tool.name})
+        if not (isinstance(state, dict) and state.get(CONFIRM_KEY) == name) or not answer:
+            raise InputRequired({CONFIRM_KEY: question}, {CONFIRM_KEY: name})
     action = answer.get("action")
     content = answer.get("content")
     if action == "accept" and isinstance(content, dict) and content.get("confirm") is True:
         return
     raise ToolError(
-        f"Not done: the user did not confirm {tool.name} (nothing was changed).",
+        f"Not done: the user did not confirm {name} (nothing was changed).",
         code="not_confirmed",
         action=action if isinstance(action, str) else None,
     )

@@ -113,6 +113,13 @@ class Tool:
         """Whether the tool says it changes nothing (it then runs without a transaction)."""
         return bool((self.annotations or {}).get("readOnlyHint"))
 
+    @property
+    def destructive(self) -> bool:
+        """Whether the tool says it may destroy what it acts on (and not that it only reads):
+        the user is asked first where ``CONFIRM_DESTRUCTIVE_TOOLS`` is on."""
+        annotations = self.annotations or {}
+        return bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
+
     def describe(self, *, output: bool = True) -> dict[str, Any]:
         """The ``tools/list`` entry, built (and encoded) once; without its output schema
         when ``output`` is false (structured results are the same either way)."""
