@@ -391,7 +391,10 @@ class Server:
             command += ["--log-level", "warning", "--timeout", "300"]
         else:
             app = spec.app or "project.asgi:application"
-            command = [venv_command("uvicorn"), app, "--host", HOST, "--port", str(self.port)]
+            # uvicorn's command line; with several workers its own would delay every answer
+            # on a kept-alive connection by the client's delayed ACK (mcp_endpoint.uvicorn).
+            command = [venv_command("python"), "-m", "mcp_endpoint.uvicorn", app]
+            command += ["--host", HOST, "--port", str(self.port)]
             command += ["--workers", str(spec.workers), "--log-level", "warning"]
             command += ["--no-access-log"]
         self.process = subprocess.Popen(

@@ -996,8 +996,9 @@ class UvicornServer(LiveServer):
     """The host under uvicorn (ASGI) instead of gunicorn, with the same lifecycle."""
 
     def command(self) -> list[str]:
+        # uvicorn's command line, its listening socket known as TCP (mcp_endpoint.uvicorn).
         return [
-            venv_command("uvicorn"),
+            venv_command("python"), "-m", "mcp_endpoint.uvicorn",
             "project.asgi:application",
             "--host", HOST,
             "--port", str(self.port),
