@@ -355,10 +355,11 @@ class Raw:
         return headers["mcp-session-id"]
 
 
-# The idle time of the two processes' sessions: the expiry test moves their clock past it;
-# the other tests must finish what they check within it, on a loaded machine too (a
-# request there can take a second).
-TWO_PROCESS_IDLE = 8
+# The idle time of the two processes' sessions: the expiry test moves their clock past it,
+# so it costs no waiting, and the real time between two requests counts toward it too: long
+# enough for the other tests to finish what they check within it, and for the expiry test's
+# steps to stay clear of it, on a loaded machine too (a request there can take seconds).
+TWO_PROCESS_IDLE = 30
 
 # Each test of the two processes takes a pair of keys (alice's, bob's) no other test used:
 # a credential's sessions are capped and counted per key, so none of them sees sessions
@@ -455,12 +456,13 @@ def test_two_processes_expire_idle_sessions(
     deployment: tuple[Raw, Raw, str, str], two_clock: FileClock
 ) -> None:
     # Both processes read the clock the test moves, as the in-process tests above do
-    # theirs. The first move is past the second after which a use is recorded.
+    # theirs. Each move leaves half the idle time for the real time that passes as well.
     a, b, alice, _ = deployment
     session = a.open(alice)
-    two_clock.advance(1.2)
+    two_clock.advance(TWO_PROCESS_IDLE / 2)  # past the second after which a use is recorded
     assert b.rpc(alice, "tools/list", session)[0] == 200
-    two_clock.advance(TWO_PROCESS_IDLE - 1)  # idle since that use, but not for long enough
+    # Idle for longer than the idle time since it was opened, not since that use.
+    two_clock.advance(TWO_PROCESS_IDLE / 2 + 1)
     assert a.rpc(alice, "tools/list", session)[0] == 200
     two_clock.advance(TWO_PROCESS_IDLE + 0.2)
     assert a.rpc(alice, "tools/list", session)[0] == 404
