@@ -117,8 +117,7 @@ class Tool:
     def destructive(self) -> bool:
         """Whether the tool says it may destroy what it acts on (and not that it only reads):
         the user is asked first where ``CONFIRM_DESTRUCTIVE_TOOLS`` is on."""
-        annotations = self.annotations or {}
-        return bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
+        return bool((self.annotations or {}).get("destructiveHint")) and not self.read_only
 
     def describe(self, *, output: bool = True) -> dict[str, Any]:
         """The ``tools/list`` entry, built (and encoded) once; without its output schema

@@ -38,11 +38,9 @@ _uvicorn_bind_socket = uvicorn.config.Config.bind_socket
 
 def bind_socket(self: uvicorn.config.Config) -> socket.socket:
     """:meth:`uvicorn.config.Config.bind_socket`, returning the same descriptor as a
-    socket whose family, type and protocol are the kernel's (a TCP socket says TCP)."""
-    sock = _uvicorn_bind_socket(self)
-    if sock.family == socket.AF_UNIX and self.fd is None:
-        return sock  # --uds: no TCP, nothing to do
-    known = socket.socket(fileno=sock.detach())
+    socket whose family, type and protocol are the kernel's (a TCP socket says TCP; a
+    Unix one, ``--uds``, stays what it was)."""
+    known = socket.socket(fileno=_uvicorn_bind_socket(self).detach())
     known.set_inheritable(True)
     return known
 
