@@ -55,8 +55,15 @@ def set_rates(settings: Any, monkeypatch: pytest.MonkeyPatch, **changes: Any) ->
 
 
 @pytest.fixture
-def tight_throttle(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Three requests a minute per user, counted in a cache of the test's own."""
+def tight_throttle(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[float]:
+    """Three requests a minute per user, counted in a cache of the test's own, by a
+    throttle clock stopped in the middle of a minute (the time it yields).
+
+    The atomic throttles count in fixed windows of the rate's period: on the wall clock, a
+    test whose requests straddle the turn of a minute would start counting again halfway.
+    """
+    now = int(time.time() // 60) * 60 + 30.0
+    monkeypatch.setattr(SimpleRateThrottle, "timer", staticmethod(lambda: now))
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
@@ -67,7 +74,7 @@ def tight_throttle(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     assert SimpleRateThrottle.THROTTLE_RATES["user"] == "3/minute"
     # Local-memory caches live as long as the process: start and end with empty counters.
     cache.clear()
-    yield
+    yield now
     cache.clear()
 
 
@@ -219,7 +226,7 @@ def test_mcp_work_spends_the_rest_budget(rpc: MCPClient, client: Client, alice_k
 
 
 @pytest.fixture
-def tight_protocol_limit(settings: Any, tight_throttle: None) -> None:
+def tight_protocol_limit(settings: Any, tight_throttle: float) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "PROTOCOL_RATE": "3/minute"}
 
 
@@ -259,7 +266,7 @@ def test_the_protocol_limit_can_be_off(settings: Any, rpc: MCPClient) -> None:
 
 @pytest.fixture
 def atomic_rest_throttle(
-    settings: Any, monkeypatch: pytest.MonkeyPatch, tight_throttle: None
+    settings: Any, monkeypatch: pytest.MonkeyPatch, tight_throttle: float
 ) -> None:
     set_rates(
         settings,
@@ -301,20 +308,15 @@ def test_the_atomic_throttle_counts_in_one_cache_entry_per_window(alice: Any) ->
     assert wait is not None and 0 < wait <= 60
 
 
-@pytest.mark.usefixtures("tight_throttle")
 def test_the_protocol_limit_holds_with_other_processes_counting(
-    settings: Any, rpc: MCPClient, alice_key: str
+    settings: Any, rpc: MCPClient, alice_key: str, tight_throttle: float
 ) -> None:
     """Each process shares its count every few messages, and every message near the limit."""
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "PROTOCOL_RATE": "30/minute"}
     prefix = alice_key.rsplit("_", 1)[0]
-    for _attempt in range(2):  # once more if a minute boundary falls inside the test
-        cache.clear()
-        window = int(time.time() // 60)
-        # Other processes have answered 20 of this key's protocol messages this minute.
-        cache.set(f"throttle_mcp_protocol_api_key:{prefix}:{window}", 20, 120)
-        statuses = [rpc.post(PING).status_code for _ in range(15)]
-        if int(time.time() // 60) == window:
-            break
+    window = int(tight_throttle // 60)
+    # Other processes have answered 20 of this key's protocol messages this minute.
+    cache.set(f"throttle_mcp_protocol_api_key:{prefix}:{window}", 20, 120)
+    statuses = [rpc.post(PING).status_code for _ in range(15)]
     assert statuses == [200] * 10 + [429] * 5
     assert cache.get(f"throttle_mcp_protocol_api_key:{prefix}:{window}") == 35
