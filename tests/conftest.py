@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import secrets
@@ -62,7 +63,7 @@ WHOLE_MODULES = frozenset(
 )
 
 
-# The controlling process's thread that migrates the demo's template (pytest_configure).
+# The controlling process's thread that migrates the run's templates (pytest_configure).
 TEMPLATE_THREAD = pytest.StashKey[threading.Thread]()
 
 
@@ -75,9 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         os.environ[live_server.RUN_ENV] = secrets.token_hex(6)
         if config.getoption("numprocesses", None):
-            # The demo's template migrates while the test processes start and collect.
+            # The templates migrate while the test processes start and collect.
             thread = threading.Thread(
-                target=live_server.prepare_demo_template, name="mcp-template", daemon=True
+                target=live_server.prepare_templates, name="mcp-template", daemon=True
             )
             thread.start()
             config.stash[TEMPLATE_THREAD] = thread
@@ -94,6 +95,57 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         run = os.environ.get(live_server.RUN_ENV)
         if run:
             live_server.remove_run_templates(run)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None, django_db_use_migrations: bool
+) -> Iterator[None]:
+    """The test database starts as a copy of the run's migrated template
+    (:func:`tests.live_server.suite_template`), not as a migrate of each test process's own.
+
+    pytest-django's setup still runs Django's migrate, which then finds every migration
+    applied. On PostgreSQL the test database is created from the template (Django's
+    ``TEST["TEMPLATE"]``); an in-memory SQLite database cannot be, so the template is
+    copied into it (SQLite's backup) as that migrate begins on a database with no tables.
+    """
+    if not django_db_use_migrations:  # --no-migrations: tables from the models, no template
+        yield
+        return
+    import sqlite3
+
+    from django.conf import settings
+    from django.core.management.commands import migrate
+    from django.db import connections
+
+    from tests import live_server
+
+    template = live_server.suite_template()
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] != "django.db.backends.sqlite3":
+        test = database.setdefault("TEST", {})
+        test["TEMPLATE"] = template
+        yield
+        test.pop("TEMPLATE", None)
+        return
+
+    migrate_handle = migrate.Command.handle
+
+    def handle(self: migrate.Command, *args: Any, **options: Any) -> Any:
+        connection = connections[options["database"]]
+        if (
+            connection.vendor == "sqlite"
+            and connection.is_in_memory_db()
+            and not connection.introspection.table_names()
+        ):
+            connection.ensure_connection()
+            with contextlib.closing(sqlite3.connect(template)) as source:
+                source.backup(connection.connection)
+        return migrate_handle(self, *args, **options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(migrate.Command, "handle", handle)
+        yield
 
 
 @pytest.hookimpl(wrapper=True)

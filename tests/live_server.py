@@ -295,16 +295,57 @@ class MigratedDatabases:
             shutil.rmtree(self.own_folder, ignore_errors=True)
 
 
-def prepare_demo_template() -> None:
-    """Migrate the run's template of the demo's schema, the one most servers share, ahead
-    of the first server that needs it (:class:`MigratedDatabases`).
+def suite_environment(workdir: Path) -> dict[str, str]:
+    """The environment of a ``manage.py`` command with the suite's own settings
+    (``tests.settings``, every host app installed): its migrate makes the tables of the
+    test processes' own database."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "tests.settings"
+    if not env.get("DATABASE_URL"):
+        env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
+    return env
+
+
+def suite_template() -> str:
+    """The run's migrated template of the test processes' database, migrated if need be: a
+    SQLite file's path, or a PostgreSQL database's name (:class:`MigratedDatabases`).
+
+    A test process's database is a copy of it, not a migrate of its own
+    (tests/conftest.py): Django's migrate renders the migration state of every host app's
+    models again and again, about 20 s of CPU for each test process of each run.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix="mcp-template-"))
+    try:
+        env = suite_environment(workdir)
+        if uses_external_database(env):
+            origin = env["DATABASE_URL"]
+            key = MigratedDatabases.key(env, origin)
+            url = migrated_databases.postgresql_template(env, origin, key)
+            return urlsplit(url).path.lstrip("/")
+        return migrated_databases.sqlite_template(env)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def prepare_templates() -> None:
+    """Migrate the run's templates ahead of the test processes that copy them: the
+    suite's own database's, then the demo's, which most servers share
+    (:class:`MigratedDatabases`).
 
     The controlling process of a parallel run calls it on a thread as the run starts, so
-    that the migrate overlaps the test processes' start and collection (about a minute of
-    CPU on two cores), instead of holding every test process whose first test starts a
-    server on the template's lock while one of them migrates. A failure here is left to
-    the first server that needs the template: it migrates again, and reports it.
+    that the migrates overlap the test processes' start and collection, instead of every
+    test process migrating its own database, or holding the others on a template's lock
+    while it migrates. A failure here is left to the first process that needs the
+    template: it migrates again, and reports it.
     """
+    with contextlib.suppress(Exception):  # the first test process that needs it reports it
+        suite_template()
+    prepare_demo_template()
+
+
+def prepare_demo_template() -> None:
+    """Migrate the run's template of the demo's schema, ahead of the first server that
+    needs it (:func:`prepare_templates`); a failure is left to that server."""
     workdir = Path(tempfile.mkdtemp(prefix="mcp-template-"))
     try:
         env = server_environment(workdir)
