@@ -161,6 +161,9 @@ SCHEMA_FREE_ENV = {
 # controlling process before the others start): their templates are the run's.
 RUN_ENV = "MCP_TESTS_RUN"
 TEMPLATE_PREFIX = "mcp_tpl_"
+# A file of the run's folder naming a PostgreSQL template of the run; it holds the URL of
+# the database it was created beside.
+POSTGRESQL_RECORD = ".postgresql"
 TEMPLATES_FOLDER_PREFIX = "mcp-migrated-"
 
 
@@ -275,6 +278,11 @@ class MigratedDatabases:
                 try:
                     manage({**env, "DATABASE_URL": partial}, "migrate", "--noinput", "-v", "0")
                     partial_name = urlsplit(partial).path.lstrip("/")
+                    if self.run is not None:
+                        # Where it is, for the run's end: the run's own DATABASE_URL may be
+                        # unset, or another server's (a test that picks its own).
+                        record = self.templates_folder() / f"{name}{POSTGRESQL_RECORD}"
+                        record.write_text(origin)
                     admin.execute(
                         sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
                             sql.Identifier(partial_name), sql.Identifier(name)
@@ -365,9 +373,17 @@ def run_folder(run: str) -> Path:
 
 
 def remove_run_templates(run: str, origin: str | None = None) -> None:
-    """Remove the templates of the run ``run``: its SQLite folder, and its PostgreSQL
-    databases beside ``origin`` (the run's ``DATABASE_URL`` by default), if there is one."""
-    shutil.rmtree(run_folder(run), ignore_errors=True)
+    """Remove the templates of the run ``run``: its SQLite folder, the PostgreSQL databases
+    its folder records (beside whichever server they were made), and any other beside
+    ``origin`` (the run's ``DATABASE_URL`` by default), if there is one."""
+    folder = run_folder(run)
+    if folder.is_dir():
+        for record in folder.glob(f"{TEMPLATE_PREFIX}*{POSTGRESQL_RECORD}"):
+            name = record.name.removesuffix(POSTGRESQL_RECORD)
+            beside_origin = record.read_text()
+            with contextlib.suppress(Exception):  # that server may be gone already
+                drop_database(beside(beside_origin, name), beside_origin)
+    shutil.rmtree(folder, ignore_errors=True)
     origin = origin or os.environ.get("DATABASE_URL")
     if not origin:
         return

@@ -128,3 +128,25 @@ def test_postgresql_templates_are_shared_and_removed_with_the_run(run: str, tmp_
             live_server.drop_database(copy, origin)
     remove_run_templates(run, origin)
     assert templates() == []
+
+
+def test_a_postgresql_template_of_a_run_without_database_url_is_removed(
+    run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite run's test that picks PostgreSQL itself makes its template under the run's
+    name; the run's end finds it by the record in the run's folder, not by DATABASE_URL."""
+    origin = postgres_url()
+    if origin is None:
+        pytest.skip("no PostgreSQL server answers (CI requires one)")
+    import psycopg
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    env = live_server.server_environment(tmp_path, {"DATABASE_URL": origin})
+    copy = MigratedDatabases().postgresql(env, origin)
+    live_server.drop_database(copy, origin)
+    pattern = f"{live_server.TEMPLATE_PREFIX}{run}_%"
+    with psycopg.connect(origin, autocommit=True) as admin:
+        query = "SELECT count(*) FROM pg_database WHERE datname LIKE %s"
+        assert admin.execute(query, [pattern]).fetchone() == (1,)
+        remove_run_templates(run)
+        assert admin.execute(query, [pattern]).fetchone() == (0,)
