@@ -36,6 +36,7 @@ import time
 import traceback
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -322,9 +323,15 @@ def suite_template() -> str:
     (tests/conftest.py): Django's migrate renders the migration state of every host app's
     models again and again, about 20 s of CPU for each test process of each run.
     """
+    return template_of(suite_environment)
+
+
+def template_of(environment: Callable[[Path], dict[str, str]]) -> str:
+    """The run's migrated template for the schema of ``environment(workdir)`` (a passing
+    folder's), migrated if need be: a SQLite file's path, or a PostgreSQL database's name."""
     workdir = Path(tempfile.mkdtemp(prefix="mcp-template-"))
     try:
-        env = suite_environment(workdir)
+        env = environment(workdir)
         if uses_external_database(env):
             origin = env["DATABASE_URL"]
             key = MigratedDatabases.key(env, origin)
@@ -354,18 +361,8 @@ def prepare_templates() -> None:
 def prepare_demo_template() -> None:
     """Migrate the run's template of the demo's schema, ahead of the first server that
     needs it (:func:`prepare_templates`); a failure is left to that server."""
-    workdir = Path(tempfile.mkdtemp(prefix="mcp-template-"))
-    try:
-        env = server_environment(workdir)
-        if uses_external_database(env):
-            origin = env["DATABASE_URL"]
-            migrated_databases.postgresql_template(env, origin, MigratedDatabases.key(env, origin))
-        else:
-            migrated_databases.sqlite_template(env)
-    except Exception:  # the first server that needs it migrates again, and reports it
-        pass
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    with contextlib.suppress(Exception):  # the first server that needs it reports it
+        template_of(server_environment)
 
 
 def run_folder(run: str) -> Path:
