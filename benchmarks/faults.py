@@ -45,7 +45,6 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: benchmarks/ is sys.path[0], not the root
@@ -486,8 +485,9 @@ class Supervisor:
 def demo_server(
     server_kind: str, workdir: Path, options: Options, database: TcpProxy, cache: TcpProxy
 ) -> Iterator[LiveServer]:
-    """The demo under ``server_kind`` on a fresh database (created, migrated and, at the
-    end, dropped through ``database``) and a cache prefix of its own through ``cache``."""
+    """The demo under ``server_kind`` on a fresh database, reached through ``database``
+    (created, migrated and, at the end, dropped on the real server, which a cut leaves
+    up), and a cache prefix of its own through ``cache``."""
     env = {
         "DATABASE_URL": database.url(options.database_url),
         "REDIS_URL": cache.url(options.redis_url),
@@ -496,7 +496,13 @@ def demo_server(
     }
     server_class = SERVERS[server_kind]
     try:
-        with server_class(workdir, workers=options.workers, env=env, ready_path="/health") as s:
+        with server_class(
+            workdir,
+            workers=options.workers,
+            env=env,
+            database_origin=options.database_url,
+            ready_path="/health",
+        ) as s:
             yield s
     finally:
         forget_cache(options.redis_url, env["CACHE_KEY_PREFIX"])
@@ -541,16 +547,13 @@ def run(server_kind: str, fault: str, options: Options, workdir: Path) -> Report
                 if cutter is not None:
                     cutter.join(timeout=options.cut_seconds + 10)
             finally:
-                # Whatever stopped the load, the database is dropped through its proxy.
+                # Whatever stopped the load, the task worker finishes through the proxies.
                 database.restore()
                 cache.restore()
             report.seconds = round(time.monotonic() - load.started, 1)
             # Counted on the real PostgreSQL, not through the proxy.
-            direct = urlunsplit(
-                urlsplit(options.database_url)._replace(
-                    path=urlsplit(server.env["DATABASE_URL"]).path
-                )
-            )
+            assert server.own_database is not None
+            direct = server.own_database[0]
             counts = markers_in_database(direct, run_id)
             accepted = [a.task_id for a in load.answers if a.task_id]
             tasks = task_statuses(direct, accepted, options.task_seconds)

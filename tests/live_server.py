@@ -902,6 +902,9 @@ class LiveServer:
     With ``DATABASE_URL`` set, the server gets a database of its own, created empty and
     dropped at stop, unless ``share_database`` names a running server whose database it
     joins (two processes of one deployment). ``migrate`` runs the migrations before start.
+    ``database_origin`` is the PostgreSQL server that ``DATABASE_URL`` reaches, when the
+    server reaches it another way (through a :class:`TcpProxy`): the server's database and
+    its template are made, and dropped, there, which stays up when the other way is gone.
     """
 
     def __init__(
@@ -912,6 +915,7 @@ class LiveServer:
         migrate: bool = True,
         share_database: LiveServer | None = None,
         env: dict[str, str] | None = None,
+        database_origin: str | None = None,
         ready_path: str = "/",
         startup_timeout: float = 120.0,
         worker_timeout: int = 120,
@@ -928,12 +932,14 @@ class LiveServer:
         if share_database is not None and uses_external_database(share_database.env):
             self.env["DATABASE_URL"] = share_database.env["DATABASE_URL"]
         elif uses_external_database(self.env):
-            origin = self.env["DATABASE_URL"]
+            reached = self.env["DATABASE_URL"]
+            origin = database_origin or reached
             if migrate:
-                self.env["DATABASE_URL"] = migrated_databases.postgresql(self.env, origin)
+                own = migrated_databases.postgresql(self.env, origin)
             else:
-                self.env["DATABASE_URL"] = create_database(origin)
-            self.own_database = (self.env["DATABASE_URL"], origin)
+                own = create_database(origin)
+            self.own_database = (own, origin)
+            self.env["DATABASE_URL"] = beside(reached, urlsplit(own).path.lstrip("/"))
         self.ready_path = ready_path
         self.startup_timeout = startup_timeout
         # gunicorn's own default (30 s) kills a worker whose request a loaded machine slows

@@ -11,13 +11,21 @@ import contextlib
 import secrets
 import sqlite3
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from tests import live_server
-from tests.live_server import MigratedDatabases, remove_run_templates, run_folder
+from tests.live_server import (
+    LiveServer,
+    MigratedDatabases,
+    TcpProxy,
+    remove_run_templates,
+    run_folder,
+)
 from tests.test_hosts import postgres_url
 
 # Each test picks its own databases (SQLite files, a PostgreSQL server beside the run's).
@@ -138,12 +146,54 @@ def test_a_postgresql_template_of_a_run_without_database_url_is_removed(
     origin = postgres_url()
     if origin is None:
         pytest.skip("no PostgreSQL server answers (CI requires one)")
-    import psycopg
-
     monkeypatch.delenv("DATABASE_URL", raising=False)
     env = live_server.server_environment(tmp_path, {"DATABASE_URL": origin})
     copy = MigratedDatabases().postgresql(env, origin)
     live_server.drop_database(copy, origin)
+    assert_one_template_removed_with_the_run(run, origin)
+
+
+def test_a_server_behind_a_proxy_makes_its_databases_beside_the_real_server(
+    run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that reaches PostgreSQL through a TCP proxy (the fault benchmark's) has its
+    database and its template made beside the server behind it: the proxy is gone by the
+    time the server stops and the run ends, and what was made beside it could not be
+    dropped."""
+    origin = postgres_url()
+    if origin is None:
+        pytest.skip("no PostgreSQL server answers (CI requires one)")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    # This test's templates are its run's, not those this test process made before.
+    monkeypatch.setattr(live_server, "migrated_databases", MigratedDatabases())
+    target = urlsplit(origin)
+    proxy = TcpProxy((target.hostname or "127.0.0.1", target.port or 5432)).start()
+    server = LiveServer(
+        tmp_path,
+        workers=1,
+        env={"DATABASE_URL": proxy.url(origin)},
+        database_origin=origin,
+        ready_path="/health",
+    )
+    try:
+        server.start()
+        assert urlsplit(server.env["DATABASE_URL"]).port == proxy.port
+        with urllib.request.urlopen(server.url("/health"), timeout=10) as answer:
+            assert answer.status == 200
+        # What the server's settings reach through the proxy is its migrated copy.
+        live_server.manage(server.env, "migrate", "--check")
+        assert proxy.connections > 0
+    finally:
+        proxy.stop()
+        server.stop()
+    assert_one_template_removed_with_the_run(run, origin)
+
+
+def assert_one_template_removed_with_the_run(run: str, origin: str) -> None:
+    """The run made one PostgreSQL template beside ``origin``, and its end removes it
+    without being told where (no DATABASE_URL)."""
+    import psycopg
+
     pattern = f"{live_server.TEMPLATE_PREFIX}{run}_%"
     with psycopg.connect(origin, autocommit=True) as admin:
         query = "SELECT count(*) FROM pg_database WHERE datname LIKE %s"
