@@ -18,6 +18,7 @@ boundary answers ``outcome_unknown`` instead (:func:`commit_outcome_unknown`), w
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -29,6 +30,7 @@ from django.core.cache import caches
 from django.db import Error as DatabaseError
 from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.module_loading import import_string
 
 from mcp_endpoint import client_logging
 from mcp_endpoint.conf import MCPSettings, mcp_settings
@@ -121,13 +123,36 @@ def cache_connection_lost(exc: BaseException) -> bool:
     if not any(isinstance(link, (ConnectionError, TimeoutError)) for link in chain(exc)):
         return False
     backends = {
-        str(options.get("BACKEND", "")).rpartition(".")[0]
+        module
         for options in django_settings.CACHES.values()
+        for module in backend_modules(str(options.get("BACKEND", "")))
     }
     return any(
         frame.f_globals.get("__name__") in backends
         for link in chain(exc)
         for frame, _line in traceback.walk_tb(link.__traceback__)
+    )
+
+
+# Modules every cache backend runs through, whichever it is.
+GENERIC_MODULES = frozenset({"builtins", "django.core.cache.backends.base"})
+
+
+@functools.lru_cache(maxsize=64)
+def backend_modules(backend: str) -> frozenset[str]:
+    """The modules a cache backend's commands run in: its own and those of the classes it
+    derives from (a subclass such as ``mcp_endpoint.redis_cache.RedisCache`` overrides
+    little, so a refused command is raised through Django's module, not the subclass's).
+    ``BaseCache``'s module is left out: its ``get_or_set`` runs a caller's function, whose
+    errors are the caller's."""
+    try:
+        cls = import_string(backend)
+    except ImportError:
+        return frozenset({backend.rpartition(".")[0]})
+    if not isinstance(cls, type):
+        return frozenset({backend.rpartition(".")[0]})
+    return frozenset(
+        klass.__module__ for klass in cls.__mro__ if klass.__module__ not in GENERIC_MODULES
     )
 
 

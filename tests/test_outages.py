@@ -124,8 +124,18 @@ def test_cache_outage_is_503_and_recovers(tmp_path: Path, redis_server_binary: s
 
 
 @pytest.mark.backends
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "django.core.cache.backends.redis.RedisCache",
+        # The app's subclass and a host's subclass of it: their commands are refused in
+        # Django's module, not in theirs.
+        "mcp_endpoint.redis_cache.RedisCache",
+        "tests.cache.OwnPrefixRedisCache",
+    ],
+)
 def test_a_refused_cache_connection_is_an_outage_though_the_cache_is_back(
-    settings: Any, redis_server_binary: str
+    settings: Any, redis_server_binary: str, backend: str
 ) -> None:
     # At the end of a cache outage, a request's command can be refused while the probe
     # that follows already succeeds (Redis binds its port as it starts): the refusal is the
@@ -138,7 +148,7 @@ def test_a_refused_cache_connection_is_an_outage_though_the_cache_is_back(
     settings.CACHES = {
         **settings.CACHES,
         "outage": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": backend,
             "LOCATION": f"redis://{HOST}:{port}/0",
         },
     }
