@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from importlib import import_module
 
 from django.apps import AppConfig
@@ -23,10 +24,13 @@ class MCPEndpointConfig(AppConfig):
         # Each installed app's mcp.py registers its tools, as admin.py modules do.
         autodiscover_modules("mcp")
 
-        # A Celery worker of a host whose TASKS name the Celery backend needs its task and
-        # signals registered before it is ready; a host without it never imports Celery.
+        # A Celery worker of a host whose TASKS name the Celery backend (or a subclass of
+        # it) needs its task and signals registered before it is ready: the module of each
+        # configured backend is imported now, and a host without it never imports Celery.
         tasks = getattr(settings, "TASKS", None) or {}
-        if any(
-            str(c.get("BACKEND", "")).startswith("mcp_endpoint.celery.") for c in tasks.values()
-        ):
-            import_module("mcp_endpoint.celery")
+        for config in tasks.values():
+            module = str(config.get("BACKEND", "")).rpartition(".")[0]
+            if module:
+                # A backend that cannot be imported is the task framework's to report.
+                with contextlib.suppress(ImportError):
+                    import_module(module)

@@ -175,10 +175,20 @@ def run(module_path: str, args: list[Any], kwargs: dict[str, Any]) -> None:
 
 
 def own_aliases() -> list[str]:
-    """The aliases in ``TASKS`` that name this backend."""
-    path = f"{CeleryBackend.__module__}.{CeleryBackend.__qualname__}"
+    """The aliases in ``TASKS`` that name this backend or a host's subclass of it (one
+    that sets its own queue or options, say)."""
     tasks = getattr(settings, "TASKS", None) or {}
-    return [alias for alias, config in tasks.items() if config.get("BACKEND") == path]
+    return [alias for alias, config in tasks.items() if is_own_backend(config.get("BACKEND"))]
+
+
+def is_own_backend(path: Any) -> bool:
+    if not isinstance(path, str):
+        return False
+    try:
+        cls = import_string(path)
+    except ImportError:
+        return False  # the task framework's own check names a backend it cannot import
+    return isinstance(cls, type) and issubclass(cls, CeleryBackend)
 
 
 _presences: list[task_recovery.WorkerPresence] = []

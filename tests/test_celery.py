@@ -78,8 +78,10 @@ def test_own_aliases_are_the_backends_named_in_tasks(settings: Any) -> None:
     settings.TASKS = {
         "default": {"BACKEND": "django_tasks_db.DatabaseBackend"},
         "celery": {"BACKEND": "mcp_endpoint.celery.CeleryBackend"},
+        "hosts": {"BACKEND": "tests.celery_host.HostCeleryBackend"},
+        "missing": {"BACKEND": "tests.nowhere.Backend"},
     }
-    assert own_aliases() == ["celery"]
+    assert own_aliases() == ["celery", "hosts"]
 
 
 @pytest.mark.once
@@ -89,9 +91,28 @@ def test_a_host_without_the_backend_never_imports_celery() -> None:
         "from mcp_endpoint import site; site.urls; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'celery'))"
     )
+    assert last_line_printed(script) == "[]"
+
+
+@pytest.mark.once
+def test_a_worker_of_a_host_subclass_of_the_backend_is_ready_to_say_it_is_alive() -> None:
+    # Nothing imports the host's backend before the worker is ready: the app does, so that
+    # the backend's worker signals are connected by then.
+    script = (
+        "import sys, django, tests.settings as s; "
+        "s.TASKS = {'default': {'BACKEND': 'tests.celery_host.HostCeleryBackend'}}; "
+        "django.setup(); "
+        "print('mcp_endpoint.celery' in sys.modules)"
+    )
+    # Importing the module connects its worker_ready and worker_shutdown receivers.
+    assert last_line_printed(script) == "True"
+
+
+def last_line_printed(script: str) -> str:
+    """The last line ``script`` prints, run by a fresh interpreter on the test settings."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
         timeout=120, check=True,
     )  # fmt: skip
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    return done.stdout.strip().splitlines()[-1]
