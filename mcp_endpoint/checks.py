@@ -442,10 +442,22 @@ def unapplied_migrations(alias: str) -> bool:
 
 
 # Caches whose entries one process cannot see from another.
-PROCESS_LOCAL_CACHES = {
+PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
-}
+)
+
+
+def derives_from(path: str, names: tuple[str, ...]) -> bool:
+    """Whether the class at the import path ``path``, or one it derives from (a host's
+    subclass keeps its parent's nature), has an import path ending with one of ``names``.
+    A path that cannot be imported is matched as written (its own check reports it)."""
+    try:
+        cls = import_string(path) if path else None
+    except ImportError:
+        cls = None
+    paths = [f"{k.__module__}.{k.__qualname__}" for k in getattr(cls, "__mro__", ())] or [path]
+    return any(p.endswith(names) for p in paths)
 
 
 @register(Tags.compatibility)
@@ -493,8 +505,8 @@ def _check_shared_cache(label: str, endpoint: Any) -> list[CheckMessage]:
     if not endpoint.settings.SESSIONS:
         return []
     alias = endpoint.settings.CACHE
-    backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
-    if backend not in PROCESS_LOCAL_CACHES:
+    backend = str(settings.CACHES.get(alias, {}).get("BACKEND", ""))
+    if not derives_from(backend, PROCESS_LOCAL_CACHES):
         return []
     return [
         Warning(
@@ -516,8 +528,8 @@ def check_key_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     if not isinstance(seconds, int) or seconds <= 0:
         return []
     alias = mcp_settings.CACHE
-    backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
-    if backend not in PROCESS_LOCAL_CACHES:
+    backend = str(settings.CACHES.get(alias, {}).get("BACKEND", ""))
+    if not derives_from(backend, PROCESS_LOCAL_CACHES):
         return []
     return [
         Warning(
@@ -533,7 +545,7 @@ def check_key_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
 
 
 # Task backends that do not run a long-running tool on a worker of its own.
-IN_PROCESS_TASK_BACKENDS = ("ImmediateBackend", "DummyBackend")
+IN_PROCESS_TASK_BACKENDS = (".ImmediateBackend", ".DummyBackend")
 
 
 @register(Tags.compatibility)
@@ -596,7 +608,7 @@ def check_task_workers(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     """W090 (deploy): long-running tools on a backend that runs them in the web worker."""
     warnings: list[CheckMessage] = []
     for endpoint, backend in long_running_backends():
-        if not backend or backend.endswith(IN_PROCESS_TASK_BACKENDS):
+        if not backend or derives_from(backend, IN_PROCESS_TASK_BACKENDS):
             warnings.append(
                 Warning(
                     f"Endpoint {endpoint.name!r} runs its long-running tools on "
@@ -620,7 +632,7 @@ def check_task_worker_seen(app_configs: Any = None, **kwargs: Any) -> list[Check
 
     warnings: list[CheckMessage] = []
     for endpoint, backend in long_running_backends():
-        if not backend or backend.endswith(IN_PROCESS_TASK_BACKENDS):
+        if not backend or derives_from(backend, IN_PROCESS_TASK_BACKENDS):
             continue  # W090's
         alias = endpoint.settings.TASK_BACKEND
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.cache.backends.locmem import LocMemCache
 
 from mcp_endpoint.checks import check_sessions_and_rounds, check_settings
 from tests.test_checks import PREFIX, MakeEndpoint, check_id, make_endpoint, messages, only
@@ -102,12 +103,18 @@ def test_e008_known_cache_passes(make_endpoint: MakeEndpoint) -> None:
     assert messages(TYPES, "mcp_endpoint.E008") == []
 
 
+class HostLocMemCache(LocMemCache):
+    """A host's subclass of a per-process cache: still per process."""
+
+
 @pytest.mark.backends
-def test_w009_sessions_in_a_process_local_cache(make_endpoint: MakeEndpoint, settings: Any) -> None:
-    settings.CACHES = {
-        **settings.CACHES,
-        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    }
+@pytest.mark.parametrize(
+    "backend", ["django.core.cache.backends.locmem.LocMemCache", f"{__name__}.HostLocMemCache"]
+)
+def test_w009_sessions_in_a_process_local_cache(
+    make_endpoint: MakeEndpoint, settings: Any, backend: str
+) -> None:
+    settings.CACHES = {**settings.CACHES, "local": {"BACKEND": backend}}
     make_endpoint(SESSIONS=True, CACHE="local")
     [warning] = messages(CHECK, "mcp_endpoint.W009")
     assert not warning.is_serious()

@@ -219,12 +219,13 @@ def test_local_memory_is_per_process(
 
 
 @pytest.mark.backends
-def test_w040_warns_for_a_per_process_cache(settings: Any) -> None:
+@pytest.mark.parametrize(
+    "backend",
+    ["django.core.cache.backends.locmem.LocMemCache", "tests.test_checks_sessions.HostLocMemCache"],
+)
+def test_w040_warns_for_a_per_process_cache(settings: Any, backend: str) -> None:
     settings.MCP_ENDPOINT = {**settings.MCP_ENDPOINT, "API_KEY_CACHE_SECONDS": 60}
-    settings.CACHES = {
-        **settings.CACHES,
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    }
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": backend}}
     (warning,) = [m for m in check_key_cache() if m.id == "mcp_endpoint.W040"]
     assert "60 s" in warning.msg and warning.hint and "Redis" in warning.hint
 

@@ -13,8 +13,10 @@ from importlib.util import find_spec
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from mcp_endpoint import site, task_recovery
 from mcp_endpoint.checks import (
@@ -42,6 +44,13 @@ DUMMY_BACKEND = (
     if find_spec("django.tasks") is not None
     else "django_tasks.backends.dummy.DummyBackend"
 )
+
+HostImmediateBackend = type(
+    "HostImmediateBackend",
+    (import_string(str(django_settings.TASKS["default"]["BACKEND"])),),
+    {"__doc__": "A host's subclass of the immediate backend: still in the web worker.",
+     "__module__": __name__},
+)  # fmt: skip
 
 
 class TaskClient(Modern):
@@ -472,6 +481,9 @@ def test_w090_long_running_tools_on_the_immediate_backend(
     assert ids(check_task_workers(), throwaway) == ["mcp_endpoint.W090"]  # the suite's backend
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     assert ids(check_task_workers(), throwaway) == []
+    # A host's subclass of the immediate backend runs the tools in the web worker too.
+    settings.TASKS = {"default": {"BACKEND": f"{__name__}.HostImmediateBackend"}}
+    assert ids(check_task_workers(), throwaway) == ["mcp_endpoint.W090"]
 
 
 def test_w091_no_worker_of_the_backend_seen(throwaway: Endpoint, settings: Any) -> None:
