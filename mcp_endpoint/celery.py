@@ -51,7 +51,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from mcp_endpoint import task_recovery
-from mcp_endpoint.conf import mcp_settings
+from mcp_endpoint.conf import backend_class, mcp_settings
 
 try:  # Django 6.0+
     from django.tasks import Task, TaskResult, TaskResultStatus
@@ -182,13 +182,8 @@ def own_aliases() -> list[str]:
 
 
 def is_own_backend(path: Any) -> bool:
-    if not isinstance(path, str):
-        return False
-    try:
-        cls = import_string(path)
-    except ImportError:
-        return False  # the task framework's own check names a backend it cannot import
-    return isinstance(cls, type) and issubclass(cls, CeleryBackend)
+    cls = backend_class(path)
+    return cls is not None and issubclass(cls, CeleryBackend)
 
 
 _presences: list[task_recovery.WorkerPresence] = []

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from mcp_endpoint import ui
-from mcp_endpoint.conf import DEFAULTS, PROCESS_KEYS, SETTINGS, Setting
+from mcp_endpoint.conf import DEFAULTS, PROCESS_KEYS, SETTINGS, Setting, backend_class
 from mcp_endpoint.protocol.headers import schema_problems as header_schema_problems
 from mcp_endpoint.schema import has_ref_or_type_array, metaschema_errors
 from mcp_endpoint.tools import TOOL_NAME
@@ -452,11 +452,8 @@ def derives_from(path: str, names: tuple[str, ...]) -> bool:
     """Whether the class at the import path ``path``, or one it derives from (a host's
     subclass keeps its parent's nature), has an import path ending with one of ``names``.
     A path that cannot be imported is matched as written (its own check reports it)."""
-    try:
-        cls = import_string(path) if path else None
-    except ImportError:
-        cls = None
-    paths = [f"{k.__module__}.{k.__qualname__}" for k in getattr(cls, "__mro__", ())] or [path]
+    cls = backend_class(path)
+    paths = [f"{k.__module__}.{k.__qualname__}" for k in cls.__mro__] if cls else [path]
     return any(p.endswith(names) for p in paths)
 
 

@@ -1534,3 +1534,17 @@ if __name__ == "__main__":
         path.write_text(documented(path.read_text()))
     else:
         sys.stdout.write(settings_table())
+
+
+def backend_class(path: Any) -> type | None:
+    """The class a setting names by its import path (a cache's or a task framework's
+    ``BACKEND``), or None when it is not a path or cannot be imported (the setting's own
+    check reports that). Checks look at the class, not at the path as written, so that a
+    host's subclass of a backend is taken for what it derives from."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        cls = import_string(path)
+    except ImportError:
+        return None
+    return cls if isinstance(cls, type) else None

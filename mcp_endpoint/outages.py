@@ -30,10 +30,9 @@ from django.core.cache import caches
 from django.db import Error as DatabaseError
 from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils.module_loading import import_string
 
 from mcp_endpoint import client_logging
-from mcp_endpoint.conf import MCPSettings, mcp_settings
+from mcp_endpoint.conf import MCPSettings, backend_class, mcp_settings
 from mcp_endpoint.protocol import jsonrpc
 
 logger = logging.getLogger("mcp_endpoint.outages")
@@ -145,11 +144,8 @@ def backend_modules(backend: str) -> frozenset[str]:
     little, so a refused command is raised through Django's module, not the subclass's).
     ``BaseCache``'s module is left out: its ``get_or_set`` runs a caller's function, whose
     errors are the caller's."""
-    try:
-        cls = import_string(backend)
-    except ImportError:
-        return frozenset({backend.rpartition(".")[0]})
-    if not isinstance(cls, type):
+    cls = backend_class(backend)
+    if cls is None:
         return frozenset({backend.rpartition(".")[0]})
     return frozenset(
         klass.__module__ for klass in cls.__mro__ if klass.__module__ not in GENERIC_MODULES

@@ -20,7 +20,8 @@ from typing import Any
 from django.conf import settings
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
-from django.utils.module_loading import import_string
+
+from mcp_endpoint.conf import backend_class
 
 
 class ReusedClientRedisCacheClient(RedisCacheClient):
@@ -53,13 +54,8 @@ DJANGO_REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 def is_redis_cache(backend: Any) -> bool:
     """Whether a cache backend is Django's Redis cache or a subclass of it (such as
     :class:`RedisCache`)."""
-    if not isinstance(backend, str):
-        return False
-    try:
-        cls = import_string(backend)
-    except ImportError:
-        return False
-    return isinstance(cls, type) and issubclass(cls, DjangoRedisCache)
+    cls = backend_class(backend)
+    return cls is not None and issubclass(cls, DjangoRedisCache)
 
 
 def redis_location(alias: str) -> str | None:
