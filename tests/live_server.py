@@ -105,15 +105,20 @@ def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> di
     # endpoint at start: most servers here serve one small one. A test of a large product,
     # whose first request would be slow, turns the warm-up back on ("1").
     env.setdefault("DEMO_WARM_UP", "0")
-    if not env.get("DATABASE_URL"):
-        env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
-    if not env.get("REDIS_URL"):
-        env["CACHE_DIR"] = str(workdir / "cache")
     # Servers started beside each other (by parallel test processes) share the Redis of
     # the run, and their databases number keys and users alike: a prefix of each server's
     # own (unless the caller names one) keeps one's throttle counters and sessions apart.
     env["CACHE_KEY_PREFIX"] = f"live-{secrets.token_hex(6)}"
-    env.update(extra or {})
+    extra = extra or {}
+    env.update(extra)
+    # Decided after the caller's variables: a server told to leave the run's PostgreSQL or
+    # Redis ("DATABASE_URL": "") gets a file and a folder in its own workdir, unless the
+    # caller names them; the settings' defaults are the checkout's own db.sqlite3 and
+    # cache, which every such server of a run would share, and migrate at once.
+    if not env.get("DATABASE_URL") and "SQLITE_PATH" not in extra:
+        env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
+    if not env.get("REDIS_URL") and "CACHE_DIR" not in extra:
+        env["CACHE_DIR"] = str(workdir / "cache")
     return env
 
 

@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.live_server import LiveServer, manage, migrated_databases, run_script, warm_commands
+from tests.live_server import (
+    LiveServer,
+    manage,
+    migrated_databases,
+    run_script,
+    server_environment,
+    warm_commands,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -135,3 +142,37 @@ def test_the_warm_process_stops_with_its_server(tmp_path: Path) -> None:
         pid = pid_of(other.env)
     assert gone(pid)
     assert warm_commands.key(other.env) not in warm_commands.pids()
+
+
+@pytest.mark.parametrize("cache", ["redis", "files"])
+def test_a_server_told_to_leave_the_runs_database_gets_a_file_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    # As in the PostgreSQL run, where a test that needs SQLite says "DATABASE_URL": "".
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/1")
+    extra = {"DATABASE_URL": ""} if cache == "redis" else {"DATABASE_URL": "", "REDIS_URL": ""}
+    server = LiveServer(tmp_path, env=extra)
+    assert server.own_database is None
+    # Not the settings' default, the checkout's db.sqlite3, which every such server of
+    # the run would share and migrate at once.
+    assert server.env["SQLITE_PATH"] == str(tmp_path / "db.sqlite3")
+    if cache == "files":
+        assert server.env["CACHE_DIR"] == str(tmp_path / "cache")
+    else:
+        assert "CACHE_DIR" not in server.env
+
+
+def test_a_file_or_folder_the_caller_names_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    named = {"DATABASE_URL": "", "SQLITE_PATH": str(tmp_path / "shared.sqlite3")}
+    env = server_environment(tmp_path / "one", {**named, "CACHE_DIR": str(tmp_path / "c")})
+    assert env["SQLITE_PATH"] == str(tmp_path / "shared.sqlite3")
+    assert env["CACHE_DIR"] == str(tmp_path / "c")
+    monkeypatch.delenv("DATABASE_URL")
+    env = server_environment(tmp_path / "two")
+    assert env["SQLITE_PATH"] == str(tmp_path / "two" / "db.sqlite3")
+    assert env["CACHE_DIR"] == str(tmp_path / "two" / "cache")
