@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -51,6 +52,15 @@ HOST = "127.0.0.1"
 # sessions, resumable streams and subscriptions; these run in the SQLite run too, where
 # REDIS_URL is unset.
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
+
+
+# How many ports a server tries: free_port() gives a port nothing listens on when it is
+# asked, and a server of a test run beside may bind it before this one does.
+PORT_ATTEMPTS = 4
+
+
+class PortTaken(Exception):
+    """Another process listens on the port a server was to bind."""
 
 
 def free_port() -> int:
@@ -855,6 +865,14 @@ def run_script(env: dict[str, str], script: str, *, fresh: bool = False) -> str:
     return manage(env, "shell", *quiet, "-c", script, fresh=fresh)
 
 
+def read_log(path: Path) -> str:
+    """The whole of a log file, or "" when there is none yet."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def tail(path: Path, lines: int, absent: str) -> str:
     """The last ``lines`` lines of a log file, or ``absent`` when there is none."""
     try:
@@ -993,6 +1011,19 @@ class LiveServer:
         except BaseException:
             self.stop()
             raise
+        for _ in range(PORT_ATTEMPTS - 1):
+            try:
+                return self.run_on_port()
+            except PortTaken:
+                # Another server of the run took the port between free_port() and this
+                # server's bind (both asked for one at once): this one moves.
+                self.end_process()
+                self.port = free_port()
+        return self.run_on_port()
+
+    def run_on_port(self) -> LiveServer:
+        """Start the server's process on :attr:`port` and wait until it serves; raise
+        :class:`PortTaken` if another process holds that port."""
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
             self.command(), cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
@@ -1000,22 +1031,51 @@ class LiveServer:
         running_logs[id(self)] = (f"{type(self).__name__} {self.base_url}", self.log_path)
         try:
             self.wait_ready()
+        except PortTaken:
+            raise
         except BaseException:
             self.stop()
             raise
         return self
 
+    def end_process(self) -> None:
+        process, self.process = self.process, None
+        terminate(process)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def listening(self, log: str) -> bool:
+        """Whether ``log`` says that this server's own process listens on its port."""
+        assert self.process is not None
+        return f"Listening at: {self.base_url} ({self.process.pid})" in log
+
+    def port_taken(self, log: str) -> bool:
+        """Whether ``log`` says that another process holds this server's port."""
+        return f"Connection in use: ('{HOST}', {self.port})" in log
+
     def wait_ready(self) -> None:
-        """Wait until a worker answers HTTP (any status), or fail with the server's log."""
+        """Wait until a worker answers HTTP (any status), or fail with the server's log.
+
+        An answer counts once the server's log says that it listens on its own port: a
+        server of another test that took the port first would answer too (and this one's
+        process would retry its bind for a few seconds, then exit).
+        """
         assert self.process is not None
         deadline = time.monotonic() + self.startup_timeout
         last_error: Exception | None = None
         while time.monotonic() < deadline:
+            log = read_log(self.log_path)
+            if self.port_taken(log):
+                raise PortTaken(f"{self.base_url} is another process's:\n{log}")
             if self.process.poll() is not None:
                 raise RuntimeError(
                     f"The server exited with {self.process.returncode} before it answered:\n"
                     + self.log_tail()
                 )
+            if not self.listening(log):
+                time.sleep(0.05)
+                continue
             try:
                 with urllib.request.urlopen(self.url(self.ready_path), timeout=2):
                     return
@@ -1031,12 +1091,8 @@ class LiveServer:
 
     def stop(self) -> None:
         """Stop the gunicorn master this object started (it stops its own workers)."""
-        process, self.process = self.process, None
         stopped_log(self)
-        terminate(process)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self.end_process()
         warm_commands.stop_for(self.env)
         database, self.own_database = self.own_database, None
         if database is not None:
@@ -1070,6 +1126,13 @@ class UvicornServer(LiveServer):
             "--workers", str(self.workers),
             "--app-dir", str(ROOT),
         ]  # fmt: skip
+
+    def listening(self, log: str) -> bool:
+        return f"Uvicorn running on {self.base_url} (" in log
+
+    def port_taken(self, log: str) -> bool:
+        # Its bind's OSError, as uvicorn logs it before it exits (the log is this start's).
+        return f"[Errno {errno.EADDRINUSE}]" in log
 
     def stop(self) -> None:
         process = self.process

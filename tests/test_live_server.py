@@ -9,9 +9,11 @@ process where the warm one died or its server stopped.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,12 +21,14 @@ import pytest
 
 from tests.live_server import (
     LiveServer,
+    UvicornServer,
     manage,
     migrated_databases,
     run_script,
     server_environment,
     warm_commands,
 )
+from tests.oauth_helpers import CallbackListener
 
 pytestmark = pytest.mark.e2e
 
@@ -176,3 +180,22 @@ def test_a_file_or_folder_the_caller_names_is_kept(
     env = server_environment(tmp_path / "two")
     assert env["SQLITE_PATH"] == str(tmp_path / "two" / "db.sqlite3")
     assert env["CACHE_DIR"] == str(tmp_path / "two" / "cache")
+
+
+@pytest.mark.parametrize("kind", [LiveServer, UvicornServer])
+def test_a_server_whose_port_another_took_first_moves_to_another(
+    tmp_path: Path, kind: type[LiveServer]
+) -> None:
+    # free_port() gives a port nothing listens on when asked; a server started beside,
+    # in another test process, may bind it first. Its answers are not this server's.
+    other = CallbackListener()
+    try:
+        server = kind(tmp_path, workers=1, ready_path="/health")
+        taken = server.port = other.httpd.server_address[1]
+        with server:
+            assert server.port != taken
+            with urllib.request.urlopen(server.url("/health"), timeout=10) as answer:
+                assert json.load(answer)["result"] == {"status": "ok"}
+        assert other.hits == []
+    finally:
+        other.stop()
