@@ -12,6 +12,7 @@ and SIGINT to the command leaves none of its processes behind.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -35,6 +36,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.live_server import (
     HOST,
+    PORT_ATTEMPTS,
     ROOT,
     create_database,
     drop_database,
@@ -96,6 +98,28 @@ class Demo:
             time.sleep(0.5)
         raise AssertionError("./dev demo printed no key:\n" + self.printed()[-4000:])
 
+    def listens(self) -> bool:
+        """Wait until the demo's uvicorn says it listens on the demo's port: True, or False
+        when another process holds that port (a server of a test run beside bound it
+        since free_port() gave it), whose answers are not the demo's."""
+        deadline = time.monotonic() + STARTUP
+        listening = f"Uvicorn running on {self.base_url} ("
+        while time.monotonic() < deadline:
+            printed = self.printed()
+            if listening in printed:
+                return True
+            if f"[Errno {errno.EADDRINUSE}]" in printed:
+                return False
+            assert self.process.poll() is None, "./dev demo exited:\n" + printed[-4000:]
+            time.sleep(0.2)
+        raise AssertionError("./dev demo did not listen:\n" + self.printed()[-4000:])
+
+    def stop(self) -> None:
+        """Every process of the demo's session killed, the command itself waited for."""
+        for pid in session_processes(self.process.pid):
+            os.kill(pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
     def wait_until_serving(self) -> None:
         deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline:
@@ -129,9 +153,7 @@ def demo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Demo]:
         for k, v in os.environ.items()
         if k not in {"DJANGO_SETTINGS_MODULE", "PYTHONPATH", "REDIS_URL", "CACHE_KEY_PREFIX"}
     }
-    port = free_port()
     env.update(
-        PORT=str(port),
         SQLITE_PATH=str(tmp_path / "db.sqlite3"),
         CACHE_DIR=str(tmp_path / "cache"),
         STATIC_ROOT=str(tmp_path / "static"),
@@ -146,13 +168,31 @@ def demo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Demo]:
         origin = env["DATABASE_URL"]
         env["DATABASE_URL"] = create_database(origin)
         database = (env["DATABASE_URL"], origin)
-    output = tmp_path / "demo.log"
+    demo = None
+    try:
+        for attempt in range(PORT_ATTEMPTS):
+            if demo is not None:
+                demo.stop()  # its port was taken: again, on another
+            demo = start_demo({**env, "PORT": str(free_port())}, tmp_path / f"demo-{attempt}.log")
+            if demo.listens():
+                break
+        else:
+            raise AssertionError("every port the demo was given was taken")
+        yield demo
+    finally:
+        if demo is not None:
+            demo.stop()
+        if database is not None:
+            drop_database(*database)
+
+
+def start_demo(env: dict[str, str], output: Path) -> Demo:
     with output.open("wb") as log:
         # A session of its own, as a terminal gives the command: every process it starts
         # belongs to it, which is how the test finds them all after Ctrl-C.
         process = subprocess.Popen(
             [str(ROOT / "dev"), "demo"],
-            cwd=tmp_path,
+            cwd=output.parent,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -160,16 +200,7 @@ def demo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Demo]:
             start_new_session=True,
             preexec_fn=sigint_as_from_a_terminal,
         )
-    demo = Demo(process, output, port)
-    try:
-        yield demo
-    finally:
-        left = session_processes(process.pid)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        if database is not None:
-            drop_database(*database)
+    return Demo(process, output, int(env["PORT"]))
 
 
 def sigint_as_from_a_terminal() -> None:
@@ -269,3 +300,26 @@ async def hear_a_change(demo: Demo, http: httpx2.AsyncClient, project: int, task
             if heard:
                 break
     return sorted(set(heard))
+
+
+@pytest.mark.parametrize(
+    ("printed", "listens"),
+    [
+        ("[web] INFO:     Uvicorn running on http://127.0.0.1:{port} (Press CTRL+C to quit)", True),
+        ("[web] ERROR:    [Errno 98] Address already in use", False),
+    ],
+)
+def test_the_demo_counts_as_listening_on_its_own_line_only(
+    tmp_path: Path, printed: str, listens: bool
+) -> None:
+    # Another server of the run may bind the demo's port first; its answers are not the
+    # demo's, so the fixture waits for the demo's own line, and moves on a taken port.
+    output = tmp_path / "demo.log"
+    with subprocess.Popen(["sleep", "30"]) as process:
+        try:
+            demo = Demo(process, output, free_port())
+            output.write_text("[web] INFO:     Uvicorn running on http://127.0.0.1:1 (Press\n")
+            output.write_text(output.read_text() + printed.format(port=demo.port) + "\n")
+            assert demo.listens() is listens
+        finally:
+            process.kill()
