@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import httpx2
@@ -26,7 +26,15 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.live_server import HOST, ROOT, free_port, venv_command
+from tests.live_server import (
+    HOST,
+    PORT_ATTEMPTS,
+    ROOT,
+    free_port,
+    server_environment,
+    venv_command,
+)
+from tests.oauth_helpers import CallbackListener
 
 pytestmark = pytest.mark.e2e
 
@@ -169,15 +177,7 @@ def test_the_quickstart_works_on_a_fresh_project(tmp_path: Path) -> None:
         "--scopes", "read",
     ).strip().splitlines()[-1]  # fmt: skip
 
-    port = free_port()
-    log = (tmp_path / "server.log").open("wb")
-    server = subprocess.Popen(
-        [venv_command("gunicorn"), "quick.wsgi", "-b", f"{HOST}:{port}", "-w", "1"],
-        cwd=project,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    server, port, log = start_gunicorn(env, project, tmp_path)
     try:
         wait_until_serving(f"http://{HOST}:{port}/api/", server)
         rest = urllib.request.Request(
@@ -210,6 +210,45 @@ def test_the_quickstart_works_on_a_fresh_project(tmp_path: Path) -> None:
     assert {"list_users", "get_user", "whoami"} <= set(printed.strip().split(", "))
 
 
+def start_gunicorn(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> tuple[subprocess.Popen[bytes], int, IO[bytes]]:
+    """gunicorn serving the quickstart's project on a free port, once it listens there: on
+    another port when a server of a test run beside bound the first one before it."""
+    for attempt in range(PORT_ATTEMPTS):
+        port = free_port()
+        path = tmp_path / f"server-{attempt}.log"
+        log = path.open("wb")
+        server = subprocess.Popen(
+            [venv_command("gunicorn"), "quick.wsgi", "-b", f"{HOST}:{port}", "-w", "1"],
+            cwd=project,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        if listens(server, path, port):
+            return server, port, log
+        server.terminate()
+        server.wait(timeout=15)
+        log.close()
+    raise AssertionError("every port the server was given was taken")
+
+
+def listens(server: subprocess.Popen[bytes], log: Path, port: int) -> bool:
+    """Whether gunicorn says that it listens on ``port`` (True), or that another process
+    holds it (False)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        printed = log.read_text(errors="replace")
+        if f"Listening at: http://{HOST}:{port} ({server.pid})" in printed:
+            return True
+        if f"Connection in use: ('{HOST}', {port})" in printed:
+            return False
+        assert server.poll() is None, "the server exited:\n" + printed
+        time.sleep(0.05)
+    raise AssertionError("the server did not listen:\n" + log.read_text(errors="replace"))
+
+
 def wait_until_serving(url: str, server: subprocess.Popen[bytes]) -> None:
     for _ in range(150):
         assert server.poll() is None, "the server exited"
@@ -236,3 +275,28 @@ async def use_the_sdk(url: str, key: str) -> dict[str, Any]:
         "whoami": whoami.content[0].text,  # type: ignore[union-attr]
         "users": structured.get("results", structured),
     }
+
+
+def test_gunicorn_on_a_port_another_server_holds_is_told_apart(tmp_path: Path) -> None:
+    # A server of a test run beside may bind the port free_port() gave, and answer: the
+    # quickstart's server is waited for by its own line, and moves on a refused bind.
+    other = CallbackListener()
+    port = other.httpd.server_address[1]
+    log = tmp_path / "server.log"
+    try:
+        with log.open("wb") as out:
+            server = subprocess.Popen(
+                [venv_command("gunicorn"), "project.wsgi", "-b", f"{HOST}:{port}", "-w", "1"],
+                cwd=ROOT,
+                env=server_environment(tmp_path),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            assert listens(server, log, port) is False
+        finally:
+            server.terminate()
+            server.wait(timeout=15)
+        assert other.hits == []
+    finally:
+        other.stop()
