@@ -8,6 +8,7 @@ import os
 import secrets
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -271,6 +272,31 @@ def _hosts_built_under_their_own_urls() -> None:
             for endpoint in endpoints:
                 for registration in endpoint.registrations:
                     registration.build(database=False)
+
+
+def forget_dropped_endpoints(before: weakref.WeakSet[Any]) -> None:
+    """Collect the endpoints made since ``before`` that nothing holds any more.
+
+    An endpoint holds reference cycles, so one a test made and let go stays in
+    ``mcp_endpoint.endpoint.endpoints``, which the system checks walk, until the collector
+    runs: a deliberately broken one (an app that cannot be served, a malformed skill) then
+    fails whichever test checks every endpoint next in that process. A whole collection
+    costs about a tenth of a second, so it runs only after the few tests that leave a new
+    endpoint behind; one that something still holds (a URL conf's) stays.
+    """
+    from mcp_endpoint.endpoint import endpoints
+
+    if any(endpoint not in before for endpoint in endpoints):
+        gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _dropped_endpoints_forgotten() -> Iterator[None]:
+    from mcp_endpoint.endpoint import endpoints
+
+    before: weakref.WeakSet[Any] = weakref.WeakSet(endpoints)
+    yield
+    forget_dropped_endpoints(before)
 
 
 @pytest.fixture(autouse=True)

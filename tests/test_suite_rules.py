@@ -5,15 +5,17 @@ database or a backend runs in every database run, with all of them open to it.""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+import weakref
 from typing import Any
 
 import pytest
 import redis
 from django.core.cache import cache
 
-from tests.conftest import BACKEND_FREE
+from tests.conftest import BACKEND_FREE, forget_dropped_endpoints
 
 REFUSED = "though it has no database marker: mark it @pytest.mark.backends"
 
@@ -54,3 +56,22 @@ def test_a_test_with_a_backend_fixture_runs_in_every_run(
     request: pytest.FixtureRequest, private_cache: Any
 ) -> None:
     assert request.node.get_closest_marker("once") is None
+
+
+def test_an_endpoint_a_test_made_and_dropped_is_gone_before_the_next() -> None:
+    from mcp_endpoint.checks import all_endpoints
+    from mcp_endpoint.endpoint import Endpoint, endpoints
+
+    before: weakref.WeakSet[Any] = weakref.WeakSet(endpoints)
+    kept = Endpoint("suite-rules-kept")
+    gc.disable()  # as if the collector had not run since: the endpoint's cycles keep it
+    try:
+        Endpoint("suite-rules-dropped").app("https://not-ui/x", html="<!DOCTYPE html>")
+        assert "suite-rules-dropped" in {e.name for e in all_endpoints()}
+        forget_dropped_endpoints(before)
+    finally:
+        gc.enable()
+    names = {e.name for e in all_endpoints()}
+    assert "suite-rules-dropped" not in names
+    assert "suite-rules-kept" in names  # still held: it stays
+    endpoints.discard(kept)
