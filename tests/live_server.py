@@ -865,6 +865,52 @@ def run_script(env: dict[str, str], script: str, *, fresh: bool = False) -> str:
     return manage(env, "shell", *quiet, "-c", script, fresh=fresh)
 
 
+def gunicorn_bound(log: str, port: int, pid: int) -> bool | None:
+    """What gunicorn's ``log`` says of its bind to ``port``: True once its master ``pid``
+    listens there, False when another process holds the port, None before either."""
+    if f"Listening at: http://{HOST}:{port} ({pid})" in log:
+        return True
+    if f"Connection in use: ('{HOST}', {port})" in log:
+        return False
+    return None
+
+
+def uvicorn_bound(log: str, port: int) -> bool | None:
+    """What uvicorn's ``log`` (this start's alone) says of its bind to ``port``: True once
+    it listens there, False when its bind was refused (the OSError it logs before it
+    exits), None before either."""
+    if f"Uvicorn running on http://{HOST}:{port} (" in log:
+        return True
+    if f"[Errno {errno.EADDRINUSE}]" in log:
+        return False
+    return None
+
+
+def wait_for_bind(
+    log: Path,
+    bound: Callable[[str], bool | None],
+    process: subprocess.Popen[bytes],
+    timeout: float,
+) -> bool:
+    """Wait until ``bound`` reads in ``log`` that ``process`` listens on its port (True) or
+    that another process holds that port (False); fail if it exits or time runs out.
+
+    A port from :func:`free_port` is one nothing listened on when it was asked for, and a
+    server of a test run beside may bind it first: its answers are not this process's, so
+    the port is not polled until the process's own log says it is its.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        printed = read_log(log)
+        said = bound(printed)
+        if said is not None:
+            return said
+        if process.poll() is not None:
+            raise RuntimeError(f"The server exited with {process.returncode}:\n{printed}")
+        time.sleep(0.05)
+    raise RuntimeError(f"The server did not listen within {timeout} s:\n{read_log(log)}")
+
+
 def read_log(path: Path) -> str:
     """The whole of a log file, or "" when there is none yet."""
     try:
@@ -1011,15 +1057,21 @@ class LiveServer:
         except BaseException:
             self.stop()
             raise
-        for _ in range(PORT_ATTEMPTS - 1):
+        for attempt in range(PORT_ATTEMPTS):
             try:
                 return self.run_on_port()
             except PortTaken:
+                if attempt + 1 == PORT_ATTEMPTS:
+                    self.stop()
+                    raise
                 # Another server of the run took the port between free_port() and this
                 # server's bind (both asked for one at once): this one moves.
                 self.end_process()
                 self.port = free_port()
-        return self.run_on_port()
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
 
     def run_on_port(self) -> LiveServer:
         """Start the server's process on :attr:`port` and wait until it serves; raise
@@ -1029,13 +1081,7 @@ class LiveServer:
             self.command(), cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
         )
         running_logs[id(self)] = (f"{type(self).__name__} {self.base_url}", self.log_path)
-        try:
-            self.wait_ready()
-        except PortTaken:
-            raise
-        except BaseException:
-            self.stop()
-            raise
+        self.wait_ready()
         return self
 
     def end_process(self) -> None:
@@ -1045,37 +1091,28 @@ class LiveServer:
             self._log.close()
             self._log = None
 
-    def listening(self, log: str) -> bool:
-        """Whether ``log`` says that this server's own process listens on its port."""
+    def bound(self, log: str) -> bool | None:
+        """What the server's log says of its bind (:func:`gunicorn_bound`)."""
         assert self.process is not None
-        return f"Listening at: {self.base_url} ({self.process.pid})" in log
-
-    def port_taken(self, log: str) -> bool:
-        """Whether ``log`` says that another process holds this server's port."""
-        return f"Connection in use: ('{HOST}', {self.port})" in log
+        return gunicorn_bound(log, self.port, self.process.pid)
 
     def wait_ready(self) -> None:
         """Wait until a worker answers HTTP (any status), or fail with the server's log.
 
-        An answer counts once the server's log says that it listens on its own port: a
-        server of another test that took the port first would answer too (and this one's
-        process would retry its bind for a few seconds, then exit).
+        An answer counts once the server's log says that it listens on its own port
+        (:func:`wait_for_bind`); :class:`PortTaken` when another process holds it.
         """
         assert self.process is not None
         deadline = time.monotonic() + self.startup_timeout
+        if not wait_for_bind(self.log_path, self.bound, self.process, self.startup_timeout):
+            raise PortTaken(f"{self.base_url} is another process's:\n{self.log_tail()}")
         last_error: Exception | None = None
         while time.monotonic() < deadline:
-            log = read_log(self.log_path)
-            if self.port_taken(log):
-                raise PortTaken(f"{self.base_url} is another process's:\n{log}")
             if self.process.poll() is not None:
                 raise RuntimeError(
                     f"The server exited with {self.process.returncode} before it answered:\n"
                     + self.log_tail()
                 )
-            if not self.listening(log):
-                time.sleep(0.05)
-                continue
             try:
                 with urllib.request.urlopen(self.url(self.ready_path), timeout=2):
                     return
@@ -1127,12 +1164,8 @@ class UvicornServer(LiveServer):
             "--app-dir", str(ROOT),
         ]  # fmt: skip
 
-    def listening(self, log: str) -> bool:
-        return f"Uvicorn running on {self.base_url} (" in log
-
-    def port_taken(self, log: str) -> bool:
-        # Its bind's OSError, as uvicorn logs it before it exits (the log is this start's).
-        return f"[Errno {errno.EADDRINUSE}]" in log
+    def bound(self, log: str) -> bool | None:
+        return uvicorn_bound(log, self.port)
 
     def stop(self) -> None:
         process = self.process

@@ -12,7 +12,6 @@ and SIGINT to the command leaves none of its processes behind.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -43,6 +42,8 @@ from tests.live_server import (
     free_port,
     missing,
     require_redis,
+    uvicorn_bound,
+    wait_for_bind,
 )
 from tests.test_quickstart import readme_sdk_client
 from tests.test_tasks_live import Tasks
@@ -100,19 +101,10 @@ class Demo:
 
     def listens(self) -> bool:
         """Wait until the demo's uvicorn says it listens on the demo's port: True, or False
-        when another process holds that port (a server of a test run beside bound it
-        since free_port() gave it), whose answers are not the demo's."""
-        deadline = time.monotonic() + STARTUP
-        listening = f"Uvicorn running on {self.base_url} ("
-        while time.monotonic() < deadline:
-            printed = self.printed()
-            if listening in printed:
-                return True
-            if f"[Errno {errno.EADDRINUSE}]" in printed:
-                return False
-            assert self.process.poll() is None, "./dev demo exited:\n" + printed[-4000:]
-            time.sleep(0.2)
-        raise AssertionError("./dev demo did not listen:\n" + self.printed()[-4000:])
+        when another process holds that port (:func:`~tests.live_server.wait_for_bind`)."""
+        return wait_for_bind(
+            self.output, lambda log: uvicorn_bound(log, self.port), self.process, STARTUP
+        )
 
     def stop(self) -> None:
         """Every process of the demo's session killed, the command itself waited for."""

@@ -31,8 +31,10 @@ from tests.live_server import (
     PORT_ATTEMPTS,
     ROOT,
     free_port,
+    gunicorn_bound,
     server_environment,
     venv_command,
+    wait_for_bind,
 )
 from tests.oauth_helpers import CallbackListener
 
@@ -237,16 +239,7 @@ def start_gunicorn(
 def listens(server: subprocess.Popen[bytes], log: Path, port: int) -> bool:
     """Whether gunicorn says that it listens on ``port`` (True), or that another process
     holds it (False)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        printed = log.read_text(errors="replace")
-        if f"Listening at: http://{HOST}:{port} ({server.pid})" in printed:
-            return True
-        if f"Connection in use: ('{HOST}', {port})" in printed:
-            return False
-        assert server.poll() is None, "the server exited:\n" + printed
-        time.sleep(0.05)
-    raise AssertionError("the server did not listen:\n" + log.read_text(errors="replace"))
+    return wait_for_bind(log, lambda text: gunicorn_bound(text, port, server.pid), server, 60)
 
 
 def wait_until_serving(url: str, server: subprocess.Popen[bytes]) -> None:
