@@ -20,6 +20,10 @@ INSTALLED_APPS = [*INSTALLED_APPS, "rest_framework.authtoken", *host_apps()]
 # live servers run the demo's own settings, where WhiteNoise serves what collectstatic made.
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
+# Each test client builds its middleware again, and WhiteNoise would list every file the
+# finders know (the admin's, the account pages') each time: about a fifth of an
+# in-process test's CPU. It looks a static path up when one is requested instead.
+WHITENOISE_AUTOREFRESH = True
 # The demo turns sessions and delete confirmation on; the suite starts from the library's
 # defaults, and the tests of those features turn them on themselves.
 MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": False}

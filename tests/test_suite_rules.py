@@ -1,7 +1,8 @@
 """The suite's own rule for tests that reach no backend (tests/conftest.py): such a test is
 marked ``once``, so ``./dev test`` runs it in the SQLite run alone, and it fails if it
 reaches the cache, Redis or a child process after all; a test that says it reaches a
-database or a backend runs in every database run, with all of them open to it."""
+database or a backend runs in every database run, with all of them open to it. And what
+the suite's settings change for speed leaves the test client serving what it served."""
 
 from __future__ import annotations
 
@@ -75,3 +76,12 @@ def test_an_endpoint_a_test_made_and_dropped_is_gone_before_the_next() -> None:
     assert "suite-rules-dropped" not in names
     assert "suite-rules-kept" in names  # still held: it stays
     endpoints.discard(kept)
+
+
+@pytest.mark.backends  # a request reaches the cache
+def test_the_test_client_serves_static_files_from_the_apps(client: Any) -> None:
+    # tests/settings.py: no collectstatic folder, and WhiteNoise finds each file as it is
+    # asked for, rather than listing them all whenever a test client builds its middleware.
+    found = client.get("/static/mcp_endpoint/account.css")
+    assert found.status_code == 200
+    assert b"".join(found.streaming_content)
