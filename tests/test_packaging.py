@@ -113,10 +113,14 @@ def new_venv(dist: Path, folder: Path, *, extras: str = "", also: tuple[str, ...
     """A new virtualenv holding the wheel (with ``extras``), this run's Django and DRF (so
     each combination tests its own), and ``also``; its python."""
     venv = folder / "venv"
-    run(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv)
+    # This run's pip installs into the new virtualenv (``--python``), which needs none of
+    # its own, and compiles nothing ahead: the commands below import a small part of what
+    # it installs, and Python compiles that as it imports it. Seconds of CPU saved in each.
+    run(getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", venv)
     python = venv / "bin" / "python"
     run(
-        python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+        sys.executable, "-m", "pip", "--python", python, "install", "-q",
+        "--disable-pip-version-check", "--no-compile",
         f"{only(dist, '*.whl')}{extras}",
         f"Django=={django.__version__}",
         f"djangorestframework=={rest_framework.__version__}",
