@@ -169,6 +169,7 @@ SCHEMA_FREE_PREFIXES = ("PYTEST_", "DEMO_", "MCP_", "COV_CORE_")
 # process has its own), PYTHONPATH this checkout: one schema would otherwise be migrated
 # again for every test process, and the host apps' takes 20 s of CPU.
 SCHEMA_FREE_ENV = {
+    "PYTHONUNBUFFERED",
     "CELERY_BROKER_URL",
     "REDIS_URL",
     "TEST_REDIS_URL",
@@ -178,6 +179,18 @@ SCHEMA_FREE_ENV = {
     "PYTHONPATH",
     "COLUMNS",
     "LINES",
+}
+# Settings modules of the suite that change how a server behaves (a proxy in front, its
+# OAuth URLs left out, spans written to a file, another URL conf), never what it installs:
+# their servers share the template of the settings they start from, the host apps' among
+# them (the test processes' own database is made from that one too). The test
+# tests/test_migrated_templates.py checks that each installs what that one installs.
+SAME_SCHEMA_AS = {
+    "tests.settings_behind_proxy": "project.settings",
+    "tests.settings_oauth_urls_unmounted": "project.settings",
+    "tests.settings_traced": "project.settings",
+    "tests.hosts.settings": "tests.settings",
+    "tests.settings_tenants": "tests.settings",
 }
 # The run's name, which its test processes share (tests/conftest.py sets it in the
 # controlling process before the others start): their templates are the run's.
@@ -236,6 +249,10 @@ class MigratedDatabases:
             and name not in SCHEMA_FREE_ENV
             and not name.startswith(SCHEMA_FREE_PREFIXES)
         )
+        schema = [
+            (name, SAME_SCHEMA_AS.get(value, value) if name == "DJANGO_SETTINGS_MODULE" else value)
+            for name, value in schema
+        ]
         return hashlib.sha256(json.dumps([origin, schema]).encode()).hexdigest()[:16]
 
     def templates_folder(self) -> Path:

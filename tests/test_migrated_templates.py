@@ -8,8 +8,12 @@ how they behave (the demo's knobs) share one; a template is published whole or n
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import secrets
 import sqlite3
+import subprocess
+import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -69,14 +73,79 @@ def test_processes_of_a_run_share_one_template_per_schema(run: str, tmp_path: Pa
 
 def test_another_settings_module_is_another_template(run: str, tmp_path: Path) -> None:
     # Whatever it installs: a settings module may choose other apps (the host apps'
-    # settings do), so it is a schema of its own. This one installs the demo's, which
-    # migrate in seconds rather than the host apps' tens of seconds.
+    # settings do), so it is a schema of its own. This one installs fewer apps than the
+    # demo (no django-oauth-toolkit), which migrate in seconds.
+    databases = MigratedDatabases()
+    databases.sqlite(environment(tmp_path / "demo"))
+    bare = environment(
+        tmp_path / "bare", DJANGO_SETTINGS_MODULE="tests.settings_toolkit_not_installed"
+    )
+    databases.sqlite(bare)
+    assert len(list(run_folder(run).glob("*.sqlite3"))) == 2
+    assert "oauth2_provider_application" in tables(tmp_path / "demo" / "db.sqlite3")
+    assert "oauth2_provider_application" not in tables(tmp_path / "bare" / "db.sqlite3")
+
+
+def test_a_settings_module_that_installs_the_same_shares_the_template(
+    run: str, tmp_path: Path
+) -> None:
+    # The demo behind a proxy: another settings module, the demo's apps (SAME_SCHEMA_AS).
     databases = MigratedDatabases()
     databases.sqlite(environment(tmp_path / "demo"))
     proxy = environment(tmp_path / "proxy", DJANGO_SETTINGS_MODULE="tests.settings_behind_proxy")
     databases.sqlite(proxy)
-    assert len(list(run_folder(run).glob("*.sqlite3"))) == 2
+    assert len(list(run_folder(run).glob("*.sqlite3"))) == 1
     assert tables(tmp_path / "proxy" / "db.sqlite3") == tables(tmp_path / "demo" / "db.sqlite3")
+
+
+# What decides the tables a migrate makes, and the rows its post-migrate handlers add.
+SCHEMA_SETTINGS = """
+import json, sys
+from importlib import import_module
+
+settings = import_module(sys.argv[1])
+names = ["INSTALLED_APPS", "AUTH_USER_MODEL", "MIGRATION_MODULES", "DATABASE_ROUTERS",
+         "DEFAULT_AUTO_FIELD"]
+names += [name for name in dir(settings) if name.endswith("_MODEL")]
+found = {name: getattr(settings, name, None) for name in sorted(set(names))}
+found["OAUTH2_PROVIDER"] = {
+    key: value for key, value in getattr(settings, "OAUTH2_PROVIDER", {}).items()
+    if key.endswith("_MODEL")
+}
+found["DATABASES"] = {
+    alias: database["ENGINE"] for alias, database in settings.DATABASES.items()
+}
+print(json.dumps(found, sort_keys=True))
+"""
+
+
+def schema_settings(module: str, tmp_path: Path) -> dict[str, object]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(live_server.ROOT),
+        "TRACES_FILE": str(tmp_path / "traces.jsonl"),
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", SCHEMA_SETTINGS, module],
+        cwd=live_server.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(live_server.SAME_SCHEMA_AS))
+def test_a_module_said_to_share_a_schema_installs_what_its_base_installs(
+    module: str, tmp_path: Path
+) -> None:
+    base = live_server.SAME_SCHEMA_AS[module]
+    assert schema_settings(module, tmp_path) == schema_settings(base, tmp_path)
 
 
 def test_servers_starting_together_wait_for_one_migrate(run: str, tmp_path: Path) -> None:
