@@ -166,8 +166,9 @@ SERVER_OWN_ENV = {"SQLITE_PATH", "CACHE_DIR", "CACHE_KEY_PREFIX", "DATABASE_URL"
 SCHEMA_FREE_PREFIXES = ("PYTEST_", "DEMO_", "MCP_", "COV_CORE_")
 # COLUMNS and LINES: pytest-xdist's test processes have them and their controller may not.
 # STATIC_ROOT, SSL_CERT_FILE and TRACES_FILE are files of a test's own folder (each test
-# process has its own), PYTHONPATH this checkout: one schema would otherwise be migrated
-# again for every test process, and the host apps' takes 20 s of CPU.
+# process has its own), PYTHONPATH this checkout, PYTHONUNBUFFERED how a process prints:
+# one schema would otherwise be migrated again for every test process, and the host
+# apps' takes 20 s of CPU.
 SCHEMA_FREE_ENV = {
     "PYTHONUNBUFFERED",
     "CELERY_BROKER_URL",
@@ -243,16 +244,12 @@ class MigratedDatabases:
     @staticmethod
     def key(env: dict[str, str], origin: str = "") -> str:
         schema = sorted(
-            (name, value)
+            (name, SAME_SCHEMA_AS.get(value, value) if name == "DJANGO_SETTINGS_MODULE" else value)
             for name, value in env.items()
             if name not in SERVER_OWN_ENV
             and name not in SCHEMA_FREE_ENV
             and not name.startswith(SCHEMA_FREE_PREFIXES)
         )
-        schema = [
-            (name, SAME_SCHEMA_AS.get(value, value) if name == "DJANGO_SETTINGS_MODULE" else value)
-            for name, value in schema
-        ]
         return hashlib.sha256(json.dumps([origin, schema]).encode()).hexdigest()[:16]
 
     def templates_folder(self) -> Path:
