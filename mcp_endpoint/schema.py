@@ -12,11 +12,13 @@ choice lists from filling a model's context.
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from collections.abc import Collection, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+import orjson
 from jsonschema import Draft202012Validator
 
 # OpenAPI and generator keywords that are not JSON Schema, or that only add noise for a model.
@@ -250,7 +252,35 @@ _METASCHEMA = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 def metaschema_errors(schema: Any) -> list[str]:
     """Where ``schema`` is not valid JSON Schema 2020-12 (empty when it is), as
-    ``Draft202012Validator.check_schema`` would find it, every error rather than the first."""
+    ``Draft202012Validator.check_schema`` would find it, every error rather than the first.
+
+    The answer for a schema made only of JSON's own types is remembered by a digest of the
+    schema's ``repr`` (which tells a list from a tuple, ``1`` from ``1.0`` and ``True``, and keeps
+    the order of keys): the system checks validate every tool's schemas each time they run,
+    and the metaschema's dynamic references make one validation cost milliseconds. A schema
+    holding anything else (a ``Decimal``, a lazy string, a subclass) is validated each time.
+    """
+    try:
+        orjson.dumps(schema, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except TypeError:
+        return _metaschema_errors(schema)
+    key = hashlib.blake2b(repr(schema).encode(), digest_size=16).digest()
+    known = _KNOWN_ERRORS.get(key)
+    if known is None:
+        known = tuple(_metaschema_errors(schema))
+        if len(_KNOWN_ERRORS) >= _KNOWN_LIMIT:
+            _KNOWN_ERRORS.clear()
+        _KNOWN_ERRORS[key] = known
+    return list(known)
+
+
+# What metaschema_errors found, by a digest of the repr of a schema of JSON types (a long
+# choice list's schema prints tens of kilobytes); emptied when full.
+_KNOWN_ERRORS: dict[bytes, tuple[str, ...]] = {}
+_KNOWN_LIMIT = 4096
+
+
+def _metaschema_errors(schema: Any) -> list[str]:
     return [
         f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
         for error in sorted(_METASCHEMA.iter_errors(schema), key=lambda e: list(e.absolute_path))

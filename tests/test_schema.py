@@ -529,6 +529,30 @@ def test_metaschema_errors_name_every_place() -> None:
     assert errors[1].startswith("properties/b/type: ")
 
 
+def test_a_remembered_answer_is_the_answer_of_the_schema_as_it_is_now() -> None:
+    # The checks validate the same schemas each time they run: an answer is remembered,
+    # but never for a schema that merely prints like another, nor after a change.
+    listed = {"type": "object", "required": ["a"]}
+    tupled = {"type": "object", "required": ("a",)}  # a tuple is no JSON array
+    for _ in range(2):
+        assert metaschema_errors(listed) == []
+        assert metaschema_errors(tupled) == ["required: ('a',) is not of type 'array'"]
+    listed["required"] = "a"
+    assert metaschema_errors(listed) == ["required: 'a' is not of type 'array'"]
+    assert metaschema_errors({"type": "number", "maximum": 1.0}) == []
+    assert metaschema_errors({"type": "number", "maximum": True}) != []
+
+
+def test_a_schema_of_other_types_is_validated_each_time() -> None:
+    class Text(str):
+        pass
+
+    assert metaschema_errors({"type": "number", "maximum": Decimal("9")}) == []
+    assert metaschema_errors({"type": "number", "maximum": object()}) != []
+    assert metaschema_errors({"type": Text("string")}) == []
+    assert metaschema_errors({"type": Text("strung")}) != []
+
+
 # -- long choice lists --------------------------------------------------------------------------
 
 ZONES = [f"Zone/{n:03d}" for n in range(600)]
