@@ -543,6 +543,18 @@ def test_a_remembered_answer_is_the_answer_of_the_schema_as_it_is_now() -> None:
     assert metaschema_errors({"type": "number", "maximum": True}) != []
 
 
+def test_the_remembered_answers_are_forgotten_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_endpoint import schema as schema_module
+
+    monkeypatch.setattr(schema_module, "_KNOWN_LIMIT", 2)
+    monkeypatch.setattr(schema_module, "_KNOWN_ERRORS", {})
+    bounds = [{"type": "number", "maximum": n} for n in range(5)]
+    for bound in bounds:
+        assert metaschema_errors(bound) == []
+        assert len(schema_module._KNOWN_ERRORS) <= 2
+    assert metaschema_errors({"type": "number", "maximum": "9"}) != []
+
+
 def test_a_schema_of_other_types_is_validated_each_time() -> None:
     class Text(str):
         pass
