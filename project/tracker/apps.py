@@ -1,3 +1,4 @@
+import gc
 from pathlib import Path
 
 from django.apps import AppConfig
@@ -11,6 +12,11 @@ class TrackerConfig(AppConfig):
 
     def ready(self) -> None:
         from django.conf import settings
+
+        # The collector rests while the process starts (project.settings): what start-up
+        # built stays for the process's life, so later collections skip it.
+        gc.freeze()
+        gc.enable()
 
         from project.tracker import checks  # noqa: F401 - registers the deploy check
 
