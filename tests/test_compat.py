@@ -15,6 +15,7 @@ import pytest
 from drf_spectacular.drainage import add_trace_message, error, warn
 
 from mcp_endpoint.compat import spectacular_messages
+from tests.test_demo_worker import run_in_a_demo_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -180,3 +181,55 @@ def test_a_view_that_raises_leaves_no_trace_behind() -> None:
         warn("after the failure")
     # Without the trace dropped, the failed view's name would prefix this warning.
     assert "DescribedView" not in later.warnings[0]
+
+
+# -- drf-spectacular's django-filter extension and GeoDjango ------------------------------------
+
+# The demo host's worker, as gunicorn starts it: its tools (filters among them) are built at
+# import (mcp_endpoint.warmup). What it loaded of GeoDjango, and what the extension says of
+# a filter, with and without rest_framework_gis in reach.
+DESCRIBING_FILTERS = """
+import importlib.abc, json, sys
+
+
+class NoGeoFilters(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "rest_framework_gis":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoGeoFilters())
+import project.wsgi
+from drf_spectacular.contrib.django_filters import DjangoFilterExtension
+from mcp_endpoint.warmup import mounted_endpoints
+from project.tracker.filters import TaskFilter
+
+print(json.dumps({
+    "tools": sorted(t.name for e in mounted_endpoints() for t in e.tools),
+    "gdal": sorted(m for m in sys.modules if m.startswith("django.contrib.gis")),
+    "is_gis": [DjangoFilterExtension._is_gis(f) for f in TaskFilter.base_filters.values()],
+}))
+"""
+
+
+@pytest.mark.backends
+def test_describing_filters_never_looks_for_gdal(tmp_path: Path) -> None:
+    seen = run_in_a_demo_process(DESCRIBING_FILTERS, tmp_path)
+    assert "list_tasks" in seen["tools"]  # the tool whose arguments are TaskFilter's
+    # drf-spectacular's own answer, read from the attribute it keeps: no geometry, and
+    # GeoDjango never imported (its import looks for the GDAL library).
+    assert seen["is_gis"] and not any(seen["is_gis"])
+    assert seen["gdal"] == []
+
+
+def test_the_extension_still_remembers_geodjango_in_the_attribute_set() -> None:
+    # skip_absent_geodjango() sets DjangoFilterExtension._has_gis; the day drf-spectacular
+    # stops reading it (or renames it), the search for GDAL is back in every worker.
+    import inspect
+
+    from drf_spectacular.contrib.django_filters import DjangoFilterExtension
+
+    source = inspect.getsource(DjangoFilterExtension._is_gis)
+    assert "getattr(cls, '_has_gis', True)" in source.replace('"', "'")
+    assert "cls._has_gis = False" in source

@@ -30,7 +30,7 @@ from rest_framework import permissions as drf_permissions
 from rest_framework import serializers
 from rest_framework.versioning import AcceptHeaderVersioning
 
-from mcp_endpoint.compat import is_toolkit_class, spectacular_messages
+from mcp_endpoint.compat import is_toolkit_class, skip_absent_geodjango, spectacular_messages
 from mcp_endpoint.rest_framework.descriptions import description_for
 from mcp_endpoint.rest_framework.filters import (
     LOOKUPS_ARGUMENT,
@@ -308,6 +308,7 @@ def spectacular_operation(
 ) -> tuple[dict[str, Any], dict[str, Any], list[str], list[str]]:
     """drf-spectacular's operation for the view, its components, and the errors and warnings
     it had while making them (as plain data)."""
+    skip_absent_geodjango()
     with spectacular_messages() as messages:
         operation = spectacular_schema(view).get_operation(
             path, route.path_regex, "^/", route.method, generator.registry
