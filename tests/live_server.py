@@ -1050,9 +1050,17 @@ class LiveServer:
     # -- lifecycle -----------------------------------------------------------------------
 
     def command(self) -> list[str]:
-        """The server's command line: gunicorn with sync workers."""
+        """The server's command line: gunicorn with sync workers.
+
+        Several workers are forked from a master that loaded the application
+        (``--preload``, as docs/deployment.md describes it: Django's start-up and the
+        tools' schemas paid once, not in each worker); a single worker loads it itself,
+        so the suite serves both ways a product starts its workers.
+        """
+        preload = ["--preload"] if self.workers > 1 else []
         return [
             venv_command("gunicorn"),
+            *preload,
             "project.wsgi",
             "-b",
             f"{HOST}:{self.port}",
