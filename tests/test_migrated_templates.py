@@ -45,6 +45,11 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     remove_run_templates(name)
 
 
+# A settings module whose few apps (no django-oauth-toolkit) migrate in a second: the tests
+# of how templates are shared need a schema, not the demo's.
+BARE = "tests.settings_toolkit_not_installed"
+
+
 def environment(workdir: Path, **extra: str) -> dict[str, str]:
     workdir.mkdir(parents=True)
     env = live_server.server_environment(workdir, extra)
@@ -63,8 +68,15 @@ def test_processes_of_a_run_share_one_template_per_schema(run: str, tmp_path: Pa
     # Two test processes, each with its memory of templates; servers that differ in the
     # demo's behaviour only (sessions on or off) and in what is their own (file, cache).
     first, second = MigratedDatabases(), MigratedDatabases()
-    first.sqlite(environment(tmp_path / "a", DEMO_MCP_SESSIONS="1"))
-    second.sqlite(environment(tmp_path / "b", DEMO_MCP_SESSIONS="0", MCP_LOG_LEVEL="DEBUG"))
+    first.sqlite(environment(tmp_path / "a", DJANGO_SETTINGS_MODULE=BARE, DEMO_MCP_SESSIONS="1"))
+    second.sqlite(
+        environment(
+            tmp_path / "b",
+            DJANGO_SETTINGS_MODULE=BARE,
+            DEMO_MCP_SESSIONS="0",
+            MCP_LOG_LEVEL="DEBUG",
+        )
+    )
     [template] = run_folder(run).glob("*.sqlite3")
     assert "mcp_endpoint_apikey" in tables(template)
     for server in ("a", "b"):
@@ -77,9 +89,7 @@ def test_another_settings_module_is_another_template(run: str, tmp_path: Path) -
     # demo (no django-oauth-toolkit), which migrate in seconds.
     databases = MigratedDatabases()
     databases.sqlite(environment(tmp_path / "demo"))
-    bare = environment(
-        tmp_path / "bare", DJANGO_SETTINGS_MODULE="tests.settings_toolkit_not_installed"
-    )
+    bare = environment(tmp_path / "bare", DJANGO_SETTINGS_MODULE=BARE)
     databases.sqlite(bare)
     assert len(list(run_folder(run).glob("*.sqlite3"))) == 2
     assert "oauth2_provider_application" in tables(tmp_path / "demo" / "db.sqlite3")
@@ -153,7 +163,7 @@ def test_servers_starting_together_wait_for_one_migrate(run: str, tmp_path: Path
 
     def start(name: str) -> None:
         try:
-            MigratedDatabases().sqlite(environment(tmp_path / name))
+            MigratedDatabases().sqlite(environment(tmp_path / name, DJANGO_SETTINGS_MODULE=BARE))
         except BaseException as exc:  # reported by the test below
             failures.append(exc)
 
@@ -190,7 +200,9 @@ def test_postgresql_templates_are_shared_and_removed_with_the_run(run: str, tmp_
             )
             return [name for (name,) in rows]
 
-    env = live_server.server_environment(tmp_path, {"DATABASE_URL": origin})
+    env = live_server.server_environment(
+        tmp_path, {"DATABASE_URL": origin, "DJANGO_SETTINGS_MODULE": BARE}
+    )
     copies = [
         MigratedDatabases().postgresql({**env, "DEMO_MCP_SESSIONS": str(n)}, origin)
         for n in range(2)
@@ -216,7 +228,9 @@ def test_a_postgresql_template_of_a_run_without_database_url_is_removed(
     if origin is None:
         pytest.skip("no PostgreSQL server answers (CI requires one)")
     monkeypatch.delenv("DATABASE_URL", raising=False)
-    env = live_server.server_environment(tmp_path, {"DATABASE_URL": origin})
+    env = live_server.server_environment(
+        tmp_path, {"DATABASE_URL": origin, "DJANGO_SETTINGS_MODULE": BARE}
+    )
     copy = MigratedDatabases().postgresql(env, origin)
     live_server.drop_database(copy, origin)
     assert_one_template_removed_with_the_run(run, origin)
