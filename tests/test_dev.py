@@ -69,7 +69,9 @@ def checkout(tmp_path: Path, *, matrix_tests: str = A_TEST) -> Path:
     return where
 
 
-def dev(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def dev(
+    where: Path, *args: str, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -81,6 +83,7 @@ def dev(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["TEST_PROCESSES"] = "1"
     # Nothing listens on port 9: the PostgreSQL run is skipped, as on a laptop without it.
     env["PG_URL"] = "postgres://postgres@127.0.0.1:9/postgres"
+    env.update(extra or {})
     return subprocess.run(
         [str(where / "dev"), *args],
         cwd=where,
@@ -147,3 +150,53 @@ def test_every_module_with_module_wide_fixtures_runs_whole_in_one_process() -> N
     }
     assert with_module_fixtures <= WHOLE_MODULES
     assert all((ROOT / module).exists() for module in WHOLE_MODULES)
+
+
+def engine_modules() -> list[str]:
+    done = subprocess.run(
+        ["bash", "-c", 'source <(sed -n "/^engine_tests()/,/^}/p" dev); engine_tests'],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.split()
+
+
+def test_every_engine_test_module_exists() -> None:
+    modules = engine_modules()
+    assert len(modules) > 5
+    assert all((ROOT / module).exists() for module in modules)
+
+
+def test_the_engine_tests_run_measured_beside_the_postgresql_run(tmp_path: Path) -> None:
+    from tests.live_server import require_redis
+    from tests.test_hosts import postgres_url
+
+    origin = postgres_url()
+    if origin is None:
+        pytest.skip("no PostgreSQL server answers (CI requires one)")
+    redis = require_redis()
+    where = checkout(tmp_path)
+    # The engine modules record the run they are in; every other module too.
+    record = (
+        "import os\n\n\ndef test_it():\n"
+        "    with open(os.environ['RECORD'], 'a') as runs:\n"
+        "        runs.write(f\"{__name__} {os.environ.get('COVERAGE_FILE', '-')}\\n\")\n"
+    )
+    for module in (*engine_modules(), *(f"tests/{m}" for m in MATRIX_MODULES)):
+        (where / module).write_text(record)
+    runs = tmp_path / "runs"
+    done = dev(
+        where, "test", extra={"PG_URL": origin, "REDIS_URL_FOR_TESTS": redis, "RECORD": str(runs)}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = runs.read_text().splitlines()
+    engine = {f"{Path(m).stem} .coverage.postgresql" for m in engine_modules()}
+    # Each engine module once in the SQLite run and once, measured, on PostgreSQL; the
+    # PostgreSQL run's main pytest measures nothing and leaves them out.
+    assert engine <= set(seen)
+    assert not {f"{Path(m).stem} -" for m in engine_modules()} & set(seen)
+    assert sum(line.endswith(".coverage.postgresql") for line in seen) == len(engine)
+    assert sum(line.endswith(".coverage.sqlite") for line in seen) == len(engine) + len(
+        MATRIX_MODULES
+    )
+    assert "The PostgreSQL run's engine tests" not in done.stdout  # it ran tests
+    assert (where / ".coverage.postgresql").exists()
