@@ -75,7 +75,16 @@ def dev(
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"CI", "DJANGO_SETTINGS_MODULE", "PYTHONPATH", "DATABASE_URL", "REDIS_URL"}
+        if k
+        not in {
+            "CI",
+            "DJANGO_SETTINGS_MODULE",
+            "PYTHONPATH",
+            "DATABASE_URL",
+            "REDIS_URL",
+            # The run's own (./dev test sets it for each database run).
+            "COVERAGE_FILE",
+        }
     }
     env["PATH"] = f"{where.parent / 'path'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHON_OLDEST"] = env["PYTHON_NEWEST"] = sys.executable
