@@ -98,41 +98,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             live_server.remove_run_templates(run)
 
 
-# The modules whose tests ./dev test's PostgreSQL run measures (MCP_MEASURED_TESTS, paths
-# from the checkout; dev's engine_tests): those of what only PostgreSQL and Redis reach.
-# Coverage's tracer about doubles a test process's CPU, and every other line the run
-# reaches the SQLite run (measured whole by pytest-cov) reaches too. Each test process
-# measures those tests only, with coverage.py's own API, into a data file of its own
-# (COVERAGE_FILE with a suffix), which ./dev test combines.
-MEASURED_TESTS = frozenset(os.environ.get("MCP_MEASURED_TESTS", "").split())
-MEASUREMENT = pytest.StashKey[Any]()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    if item.nodeid.split("::", 1)[0] not in MEASURED_TESTS:
-        return (yield)
-    measurement = item.config.stash.get(MEASUREMENT, None)
-    if measurement is None:
-        if item.config.getoption("cov_source", None):
-            raise pytest.UsageError("MCP_MEASURED_TESTS measures a run without --cov only")
-        import coverage
-
-        measurement = coverage.Coverage(data_suffix=True)
-        item.config.stash[MEASUREMENT] = measurement
-    measurement.start()  # its setup and teardown included
-    try:
-        return (yield)
-    finally:
-        measurement.stop()
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    measurement = session.config.stash.get(MEASUREMENT, None)
-    if measurement is not None:
-        measurement.save()
-
-
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(
     django_db_modify_db_settings_parallel_suffix: None, django_db_use_migrations: bool
