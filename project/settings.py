@@ -39,13 +39,13 @@ import os
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import django
 import django_stubs_ext
 from corsheaders.defaults import default_headers as default_cors_headers
 
 from mcp_endpoint.oauth import provider_settings
+from project.database_url import database_from_url
 
 # Lets the demo's classes subscript Django and DRF generics (ModelAdmin[Task]) at run time.
 django_stubs_ext.monkeypatch()
@@ -173,23 +173,10 @@ def _sqlite_options() -> dict[str, object]:
     return options
 
 
-def _database_from_url(url: str) -> dict[str, object]:
-    parts = urlparse(url)
-    if parts.scheme not in {"postgres", "postgresql"}:
-        raise ValueError(f"DATABASE_URL must be a postgres:// URL, not {parts.scheme!r}")
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")) or "postgres",
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname or "",
-        "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": CONN_MAX_AGE,
-    }
-
-
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": _database_from_url(os.environ["DATABASE_URL"])}
+    DATABASES = {
+        "default": database_from_url(os.environ["DATABASE_URL"], conn_max_age=CONN_MAX_AGE)
+    }
 else:
     DATABASES = {
         "default": {

@@ -7,7 +7,8 @@ names the OAuth class itself, and ``mcp_endpoint.E071`` says it cannot work.
 from __future__ import annotations
 
 import os
-from urllib.parse import unquote, urlsplit
+
+from project.database_url import database_from_url
 
 SECRET_KEY = "settings-without-oauth-0123456789abcdef0123456789abcdef"
 DEBUG = False
@@ -56,15 +57,7 @@ DATABASES = {
 if os.environ.get("DATABASE_URL"):
     # A server of the suite on PostgreSQL (tests/test_migrated_templates.py's): its few
     # apps migrate in a second, where the demo's take several.
-    _url = urlsplit(os.environ["DATABASE_URL"])
-    DATABASES["default"] = {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(_url.path.lstrip("/")),
-        "USER": unquote(_url.username or ""),
-        "PASSWORD": unquote(_url.password or ""),
-        "HOST": _url.hostname or "",
-        "PORT": str(_url.port or ""),
-    }
+    DATABASES["default"] = database_from_url(os.environ["DATABASE_URL"])
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
