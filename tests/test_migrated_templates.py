@@ -158,6 +158,54 @@ def test_a_module_said_to_share_a_schema_installs_what_its_base_installs(
     assert schema_settings(module, tmp_path) == schema_settings(base, tmp_path)
 
 
+def schema_of(path: Path) -> dict[str, object]:
+    """What a migrate leaves in a SQLite file: every table, index and trigger as SQLite
+    stores its statement, the migrations recorded as applied, and the post-migrate
+    handlers' rows (content types, permissions), each without the ids their order gave."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return {
+            "objects": sorted(
+                db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+            ),
+            "applied": sorted(db.execute("SELECT app, name FROM django_migrations").fetchall()),
+            "content types": sorted(
+                db.execute("SELECT app_label, model FROM django_content_type").fetchall()
+            ),
+            "permissions": sorted(
+                db.execute(
+                    "SELECT t.app_label, t.model, p.codename, p.name FROM auth_permission p"
+                    " JOIN django_content_type t ON t.id = p.content_type_id"
+                ).fetchall()
+            ),
+        }
+
+
+def test_a_template_holds_what_a_plain_migrate_makes(tmp_path: Path) -> None:
+    # The demo's schema, the toolkit's among its apps: the templates migrate it first
+    # (live_server.MIGRATE_FIRST), a product's manage.py migrate in Django's order.
+    plain, ordered = environment(tmp_path / "plain"), environment(tmp_path / "ordered")
+    stdout, stderr, status = live_server.run_fresh(plain, ("migrate", "--noinput", "-v", "0"), 300)
+    assert status == 0, stdout + stderr
+    live_server.migrate(ordered)
+    # Whole in its file, which is what a template copies: no write-ahead log left beside it.
+    assert not (tmp_path / "ordered" / "db.sqlite3-wal").exists()
+    plain_schema = schema_of(tmp_path / "plain" / "db.sqlite3")
+    assert ("oauth2_provider", "0001_initial") in plain_schema["applied"]  # type: ignore[operator]
+    assert schema_of(tmp_path / "ordered" / "db.sqlite3") == plain_schema
+    # And the toolkit's migrations came first: before this app's, which Django applies first.
+    with contextlib.closing(sqlite3.connect(tmp_path / "ordered" / "db.sqlite3")) as db:
+        order = [app for (app,) in db.execute("SELECT app FROM django_migrations ORDER BY id")]
+    assert order.index("mcp_endpoint") > max(
+        i for i, app in enumerate(order) if app == "oauth2_provider"
+    )
+
+
+def test_a_failed_ordered_migrate_says_why(tmp_path: Path) -> None:
+    env = environment(tmp_path / "broken", DJANGO_SETTINGS_MODULE="tests.no_such_settings")
+    with pytest.raises(RuntimeError, match=r"migrate failed \(1\):(.|\n)*no_such_settings"):
+        live_server.migrate(env)
+
+
 def test_servers_starting_together_wait_for_one_migrate(run: str, tmp_path: Path) -> None:
     failures: list[BaseException] = []
 
