@@ -15,6 +15,8 @@ versioned route with the one version its schema allows.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -212,10 +214,18 @@ def compare(
     assert structured == expected, tool.name
     schema = listed[tool.name].get("outputSchema")
     if schema is not None:
-        Draft202012Validator.check_schema(schema)
+        check_schema(json.dumps(schema, sort_keys=True))
         errors = list(Draft202012Validator(schema).iter_errors(answer["structuredContent"]))
         assert not errors, (tool.name, [e.message for e in errors])
     return 1, answer
+
+
+@functools.cache
+def check_schema(schema: str) -> None:
+    """Check a schema (as JSON text) against JSON Schema 2020-12's metaschema, once for each
+    distinct one: a large product's tools share a few shapes (the generated host's 400 read
+    tools have two output schemas), and each check costs milliseconds of CPU."""
+    Draft202012Validator.check_schema(json.loads(schema))
 
 
 def lists_of(answer: dict[str, Any]) -> list[Any]:
