@@ -4,7 +4,7 @@ The script runs in a folder of its own, beside a small suite of its own: test mo
 the names of the extra combinations' modules (``matrix_tests`` in ``dev``) and one more,
 ``test_views.py``, that only the main runs take. Its virtualenvs (``.venv``,
 ``.venv-oldest``, ``.venv-newest``) run this interpreter, and what installs or lints (pip,
-ruff, mypy, ``manage.py``, apt) does nothing: what is under test is which runs pass.
+uv, ruff, mypy, ``manage.py``, apt) does nothing: what is under test is which runs pass.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def checkout(tmp_path: Path, *, matrix_tests: str = A_TEST) -> Path:
             f'exec "{sys.executable}" "$@"\n',
         )
         executable(bin_dir / "pytest", f'#!/bin/sh\nexec "{sys.executable}" -m pytest "$@"\n')
-        for lint in ("ruff", "mypy", "coverage"):
+        for lint in ("ruff", "mypy", "coverage", "uv"):
             executable(bin_dir / lint, "#!/bin/sh\nexit 0\n")
     # Present, so that nothing is installed with apt.
     for command in ("chromium", "redis-server"):
