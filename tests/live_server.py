@@ -46,6 +46,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from tests import spawner
+
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 # The Redis that two server processes of one deployment share in the tests of legacy
@@ -476,16 +478,9 @@ def run_fresh(env: dict[str, str], args: tuple[str, ...], timeout: float) -> tup
 def run_python(env: dict[str, str], args: tuple[str, ...], timeout: float) -> tuple[str, str, int]:
     """Run this interpreter with ``args`` in the checkout, as ``manage.py`` runs; its
     stdout, stderr and exit status."""
-    done = subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return done.stdout, done.stderr, done.returncode
+    command = [sys.executable, *args]
+    stdout, stderr, returncode = spawner.run(command, cwd=ROOT, env=env, timeout=timeout)
+    return decoded(stdout), decoded(stderr), returncode
 
 
 # Apps that :func:`migrate` applies before the rest. django-oauth-toolkit's migrations alter
@@ -628,7 +623,7 @@ class WarmCommandProcess:
         self.busy = False
         self._pending = b""
         with self.log_path.open("wb") as log:
-            self.process: subprocess.Popen[bytes] = subprocess.Popen(
+            self.process: subprocess.Popen[bytes] = spawner.popen(
                 [
                     sys.executable, "-c",
                     "from tests.live_server import serve_commands; serve_commands()",
@@ -879,7 +874,7 @@ class ReadyCommand:
         self.process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ReadyCommand:
-        self.process = subprocess.Popen(
+        self.process = spawner.popen(
             [sys.executable, "-c", self.SCRIPT, *self.args],
             cwd=ROOT,
             env=self.env,
@@ -1155,7 +1150,7 @@ class LiveServer:
         """Start the server's process on :attr:`port` and wait until it serves; raise
         :class:`PortTaken` if another process holds that port."""
         self._log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
+        self.process = spawner.popen(
             self.command(), cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
         )
         running_logs[id(self)] = (f"{type(self).__name__} {self.base_url}", self.log_path)
@@ -1281,7 +1276,7 @@ class TaskWorker:
 
     def start(self) -> TaskWorker:
         self._log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
+        self.process = spawner.popen(
             [
                 sys.executable, str(ROOT / "manage.py"), "mcp_task_worker",
                 "--interval", str(self.interval), "--no-startup-delay", "-v", "2",
@@ -1353,7 +1348,7 @@ class CeleryWorker(TaskWorker):
 
     def start(self) -> CeleryWorker:
         self._log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
+        self.process = spawner.popen(
             [
                 sys.executable, "-m", "celery", "-A", "project.celery", "worker",
                 "-Q", self.queue, "--pool", "solo", "-n", f"{self.name}@%h",
