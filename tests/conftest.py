@@ -246,7 +246,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _release_stream_workers(django_db_setup: Any) -> Iterator[None]:
+def _release_stream_workers(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
     # Streamed calls run in a pool of threads whose database connections persist (as a
     # request thread's do under CONN_MAX_AGE); end those threads, and with them their
     # connections, before the test database is dropped.
@@ -255,6 +255,29 @@ def _release_stream_workers(django_db_setup: Any) -> Iterator[None]:
 
     streaming.stream_pool.shutdown()
     gc.collect()
+    with django_db_blocker.unblock():
+        end_other_sessions()
+
+
+def end_other_sessions() -> None:
+    """End every other session on this process's PostgreSQL test database.
+
+    A thread of the test process other than the main one (an in-process ASGI handler's
+    pool, a test's own) keeps its connection under CONN_MAX_AGE until the thread and its
+    connection are collected. One still open when pytest-django drops the database fails
+    the drop ("is being accessed by other users") and leaves the database behind: seen
+    at the end of several runs, an idle session whose last statement was a tool call's.
+    Live servers have databases of their own, so nothing else belongs on this one.
+    """
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)
