@@ -93,7 +93,11 @@ PRELOAD = (
 # own. PYTHONUNBUFFERED is the exception: the child's streams are made as it asks.
 STARTUP_ONLY = "PYTHONUNBUFFERED"
 
-SPAWNER_SETTINGS_MODULE = "DJANGO_SETTINGS_MODULE"
+
+def zygote_environment() -> dict[str, str]:
+    """The zygote's environment: this process's, without a Django settings module, so
+    that no library it imports can configure Django for its children."""
+    return {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
 
 
 def _interpreter_variables(env: dict[str, str]) -> dict[str, str]:
@@ -266,7 +270,7 @@ class Zygote:
 
     def start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {k: v for k, v in os.environ.items() if k != SPAWNER_SETTINGS_MODULE}
+        env = zygote_environment()
         root = Path(__file__).resolve().parent.parent
         self.process = subprocess.Popen(
             [
@@ -289,11 +293,9 @@ class Zygote:
             return False
         if not args or not _ours(args[0]):
             return False
-        if self.channel is not None and self.owner == os.getpid():
-            return _interpreter_variables(env) == self.variables
-        return _interpreter_variables(env) == _interpreter_variables(
-            {k: v for k, v in os.environ.items() if k != SPAWNER_SETTINGS_MODULE}
-        )
+        started = self.channel is not None and self.owner == os.getpid()
+        expected = self.variables if started else _interpreter_variables(zygote_environment())
+        return _interpreter_variables(env) == expected
 
     def spawn(
         self, argv: list[str], cwd: str, env: dict[str, str], fds: list[int], new_session: bool
