@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
     from django.http import HttpRequest
 
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolCall, ToolTask
     from mcp_endpoint.protocol.content import ToolResult
@@ -194,7 +194,7 @@ def describe_task_credentials(tasks: Iterable[ToolTask]) -> dict[str, str]:
     """Each task's credential in words by task id, as :func:`describe_task_credential`
     names it, in one query per kind of credential however many tasks there are (a page
     of the admin's task list, say)."""
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
 
     tasks = list(tasks)
     found = {

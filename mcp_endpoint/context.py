@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser
     from django.http import HttpRequest
 
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.interfaces import EndpointLike
 
 

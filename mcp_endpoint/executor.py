@@ -27,7 +27,7 @@ from mcp_endpoint.protocol.tasks import REQUIRED
 from mcp_endpoint.tools import CallAbandoned, Tool, ToolError
 
 if TYPE_CHECKING:
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.interfaces import EndpointLike
 
 logger = logging.getLogger("mcp_endpoint")

@@ -41,7 +41,7 @@ from mcp_endpoint.toolsets import (
 )
 
 if TYPE_CHECKING:
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
 
 logger = logging.getLogger("mcp_endpoint")
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcp_endpoint import signals
 from mcp_endpoint.conf import mcp_settings
+from mcp_endpoint.credential import API_KEY
 from mcp_endpoint.protocol.tasks import CANCELLED, TERMINAL
 
 # last_used is written at most this often per key, not on every request.
@@ -180,6 +181,8 @@ class AbstractAPIKey(models.Model):
     revoked = models.DateTimeField(_("revoked"), null=True, blank=True)
 
     objects = APIKeyManager()
+    # What a credential holding one is (mcp_endpoint.credential.is_api_key).
+    mcp_credential_kind = API_KEY
 
     class Meta:
         abstract = True

@@ -56,8 +56,8 @@ except ImportError:  # pragma: no cover - the backport, before Django 6.0
     from django_tasks import task as framework_task  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
-    from mcp_endpoint.authentication import Credential
     from mcp_endpoint.conf import MCPSettings
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.interfaces import EndpointLike
     from mcp_endpoint.models import ToolTask
 
@@ -95,7 +95,7 @@ def restore_credential(task: ToolTask) -> tuple[bool, Credential | None]:
     user was deleted or made inactive since the task was created. The credential's scopes
     are those its key or token holds now.
     """
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.models import get_api_key_model
 
     if not task.credential_kind:

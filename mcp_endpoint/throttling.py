@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from rest_framework.request import Request
     from rest_framework.views import APIView
 
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
 
 # The messages that run host code, and so spend the host's REST budget.
 WORK_METHODS = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})

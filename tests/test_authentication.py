@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from mcp_endpoint.authentication import Credential
+from mcp_endpoint.credential import Credential, is_api_key
 from mcp_endpoint.models import LAST_USED_RESOLUTION, APIKey
 from project.tracker.models import Project, Task
 from tests.conftest import MCPClient, make_key
@@ -134,6 +134,44 @@ def test_credential_of_a_key(alice_read_key: str) -> None:
     assert alice_read_key.rsplit("_", 1)[1] not in credential.label()
     assert credential.allows(["read"])
     assert not credential.allows(["read", "write"])
+
+
+def test_only_the_apps_keys_are_api_keys(alice_read_key: str) -> None:
+    # A credential knows an API key by what its model says it is (every model derived from
+    # AbstractAPIKey, a swapped key model too), so that reading one imports no models.
+    key = APIKey.objects.get()
+    assert is_api_key(key)
+
+    class ProductToken:  # a product's own auth object, with a scope as a token has
+        scope = "read"
+        pk = 7
+
+    assert not is_api_key(ProductToken())
+    assert not is_api_key("a token string")
+    assert not is_api_key(None)
+    assert Credential(user=key.user, auth=ProductToken(), scopes=None).kind == "oauth_token"
+    assert Credential(user=key.user, auth="a token", scopes=None).kind == "other"
+
+
+def test_a_view_with_the_toolkits_oauth_class_takes_the_apps_tokens() -> None:
+    from oauth2_provider.contrib.rest_framework import OAuth2Authentication as ToolkitOAuth
+    from rest_framework.authentication import BaseAuthentication
+
+    from mcp_endpoint.authentication import APIKeyAuthentication, OAuth2TokenAuthentication
+    from mcp_endpoint.rest_framework.credentials import related
+
+    class ProductOAuth(OAuth2TokenAuthentication):
+        pass
+
+    class OAuth2Authentication(BaseAuthentication):  # the toolkit's name, not its class
+        pass
+
+    # The app's class runs the toolkit's check, and so do its subclasses: either class in
+    # a view's list takes the other's tokens, whichever way round.
+    assert related(OAuth2TokenAuthentication, ToolkitOAuth)
+    assert related(ToolkitOAuth, ProductOAuth)
+    assert not related(OAuth2TokenAuthentication, OAuth2Authentication)
+    assert not related(APIKeyAuthentication, ToolkitOAuth)
 
 
 # -- last_used ------------------------------------------------------------------------
@@ -307,7 +345,7 @@ def _capture(*args: str) -> str:
 def test_kind_names_for_messages() -> None:
     from rest_framework.authentication import BaseAuthentication, TokenAuthentication
 
-    from mcp_endpoint.authentication import accepted_kinds, kind_name
+    from mcp_endpoint.credential import accepted_kinds, kind_name
 
     class BearerToken(TokenAuthentication):
         keyword = "Bearer"

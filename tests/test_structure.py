@@ -171,6 +171,31 @@ def test_no_import_circle() -> None:
     assert not found, " -> ".join(found)
 
 
+# The modules that find a caller's key or token (its look-up, the key models, caches and
+# memory, the writes of its last use): the DRF adapter reads the credential they made
+# (mcp_endpoint.credential) and imports none of them, so that it stands below the executor
+# that runs its tools and calls down into it.
+CREDENTIAL_LOOK_UP = frozenset(
+    {
+        "mcp_endpoint.authentication",
+        "mcp_endpoint.models",
+        "mcp_endpoint.key_cache",
+        "mcp_endpoint.key_memory",
+        "mcp_endpoint.last_use",
+    }
+)
+
+
+def test_the_drf_adapter_reads_credentials_and_looks_none_up() -> None:
+    sources = {module_name(path): path.read_text(encoding="utf-8") for path in modules()}
+    graph = import_graph(sources)
+    adapter = {name for name in graph if name.startswith("mcp_endpoint.rest_framework")}
+    assert adapter
+    reached = {name: graph[name] & CREDENTIAL_LOOK_UP for name in sorted(adapter)}
+    assert not {name: found for name, found in reached.items() if found}
+    assert "mcp_endpoint.executor" not in set().union(*(graph[name] for name in adapter))
+
+
 def test_the_circle_measure_sees_type_checking_and_function_imports() -> None:
     sources = {
         "mcp_endpoint": "",

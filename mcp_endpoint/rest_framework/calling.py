@@ -61,7 +61,7 @@ from mcp_endpoint.tools import ToolError
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.rest_framework.spec import ActionSpec
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mcp_endpoint.authentication import Credential, OAuth2TokenAuthentication, accepted_kinds
 from mcp_endpoint.compat import TOOLKIT_APP
+from mcp_endpoint.credential import Credential, accepted_kinds
 
 
 def related(cls: type[Any], other: type[Any]) -> bool:
@@ -27,12 +27,13 @@ def related(cls: type[Any], other: type[Any]) -> bool:
 
 
 def stands_for(cls: type[Any], other: type[Any]) -> bool:
-    """Whether ``cls`` is the app's OAuth class and ``other`` the toolkit's own, whose check
-    the app's class runs (it does not derive from it, so that it can be named where the
-    toolkit is not installed)."""
+    """Whether ``cls`` runs the check of ``other``, a class of the toolkit's, without deriving
+    from it (so that it can be named where the toolkit is not installed): the app's OAuth
+    class, and its subclasses, name that class in ``toolkit_counterpart``."""
+    counterpart = getattr(cls, "toolkit_counterpart", None)
     return (
-        issubclass(cls, OAuth2TokenAuthentication)
-        and other.__name__ == "OAuth2Authentication"
+        counterpart is not None
+        and other.__name__ == counterpart
         and other.__module__.split(".")[0] == TOOLKIT_APP
     )
 

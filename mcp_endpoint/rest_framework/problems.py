@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from django.core.checks import CheckMessage, Error, Warning
 
-from mcp_endpoint.authentication import accepted_kinds
+from mcp_endpoint.credential import accepted_kinds
 from mcp_endpoint.rest_framework.credentials import related
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from mcp_endpoint.rest_framework.spec import ITEMS_ARGUMENT, JSON
 from mcp_endpoint.tools import ToolError
 
 if TYPE_CHECKING:
-    from mcp_endpoint.authentication import Credential
+    from mcp_endpoint.credential import Credential
     from mcp_endpoint.rest_framework.spec import ActionSpec
 
 logger = logging.getLogger("mcp_endpoint.rest_framework")

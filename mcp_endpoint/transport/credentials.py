@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 
 from mcp_endpoint import authentication
+from mcp_endpoint.credential import accepted_kinds
 from mcp_endpoint.protocol import jsonrpc
 from mcp_endpoint.responses import error_response
 from mcp_endpoint.transport.base import TransportView
@@ -61,7 +62,7 @@ class CredentialMixin(TransportView):
             params.append(f'scope="{" ".join(scopes)}"')
         if refused:
             params.insert(0, 'error="invalid_token"')
-        accepted = authentication.accepted_kinds(self.get_authentication_classes())
+        accepted = accepted_kinds(self.get_authentication_classes())
         message = (
             "Unauthorized: the credential is not valid"
             if refused

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import get_resolver
 
-from mcp_endpoint.authentication import Credential
+from mcp_endpoint.credential import Credential
 from mcp_endpoint.endpoint import Endpoint, endpoints
 from mcp_endpoint.management.commands.mcp_key import check_scopes, find_user
 from mcp_endpoint.protocol.server import RequestContext
