@@ -641,6 +641,34 @@ def test_an_action_the_url_conf_does_not_route(
     assert [t.name for t in scratch_endpoint.tools] == ["list_tasks", "get_task"]
 
 
+@pytest.mark.urls("tests.hosts.generated.urls")
+def test_each_registration_looks_only_at_its_own_views_routes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A large product's registrations each find their routes among their own view's, so
+    # that finding every tool's route grows with the product, not with its square (200
+    # viewsets here, each asked about all 1,050 routes before).
+    from tests.hosts import host_endpoint
+    from tests.hosts.generated.urls import router
+
+    asked: list[Any] = []
+    matches = registration_module.ViewSetRegistration.matches
+
+    def counted(self: Any, route: Any) -> bool:
+        asked.append(route)
+        return matches(self, route)
+
+    monkeypatch.setattr(registration_module.ViewSetRegistration, "matches", counted)
+    endpoint = host_endpoint("generated-again")
+    endpoint.register_router(router)
+    for registration in endpoint.registrations:
+        registration.build(database=False)
+    routes = registration_module.url_conf_routes()
+    assert len(endpoint.registrations) == 200
+    assert sorted(map(id, asked)) == sorted(map(id, routes))
+    assert all(tool.unavailable() is None for tool in endpoint.tools)
+
+
 @drf_urls
 def test_the_view_still_chooses_which_credentials_it_accepts(
     client: Any, drf_rpc: MCPClient, alice_key: str, alice: Any, project: Project

@@ -243,7 +243,8 @@ class ViewSetRegistration:
         return method_tool_name(action, method, detail, self.singular, self.plural)
 
     def matches(self, route: Route) -> bool:
-        """Whether a route of the URL conf is one of this registration's."""
+        """Whether a route of the URL conf is one of this registration's (asked only of the
+        routes of its view class: :func:`view_routes`)."""
         return getattr(route.callback, "cls", None) is self.viewset
 
     def route_parents(self, route: Route) -> tuple[str, ...]:
@@ -260,7 +261,7 @@ class ViewSetRegistration:
 
     def routed_families(self) -> tuple[list[Route], list[tuple[str, ...]]]:
         """The viewset's routes in the URL conf, and their parents, each set once."""
-        routes = [route for route in url_conf_routes() if self.matches(route)]
+        routes = [route for route in view_routes(self.viewset) if self.matches(route)]
         return routes, list(dict.fromkeys(self.route_parents(route) for route in routes))
 
     def url_conf_routes(self) -> list[Route]:
@@ -299,7 +300,7 @@ class ViewSetRegistration:
         return list(
             dict.fromkeys(
                 self.route_parents(route)
-                for route in url_conf_routes()
+                for route in view_routes(self.viewset)
                 if route.callback in self.router_callbacks
             )
         )
@@ -514,8 +515,9 @@ def router_entry(
     return frozenset(callbacks), tuple(shared or ())
 
 
-# The DRF routes of each URL conf (by its module name), read once per process.
-_url_routes: dict[str, list[Route]] = {}
+# The DRF routes of each URL conf (by its module name), read once per process: all of them
+# in the URL conf's order, and the same by their view class (a callback's ``cls``).
+_url_routes: dict[str, tuple[list[Route], dict[Any, list[Route]]]] = {}
 
 
 def current_urlconf() -> str:
@@ -526,12 +528,26 @@ def current_urlconf() -> str:
 
 def url_conf_routes() -> list[Route]:
     """Every DRF route of the URL conf in use, read once per process."""
+    return _read_routes()[0]
+
+
+def view_routes(view: type[Any]) -> list[Route]:
+    """The routes of the URL conf in use whose view class is ``view``, in the URL conf's
+    order. A registration looks among these, not among every route of the product: done
+    for each viewset of a large product, that look grew with the square of its size."""
+    return _read_routes()[1].get(view, [])
+
+
+def _read_routes() -> tuple[list[Route], dict[Any, list[Route]]]:
     key = current_urlconf()
-    if key not in _url_routes:
-        _url_routes[key] = [
-            Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()
-        ]
-    return _url_routes[key]
+    found = _url_routes.get(key)
+    if found is None:
+        routes = [Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()]
+        by_view: dict[Any, list[Route]] = {}
+        for route in routes:
+            by_view.setdefault(getattr(route.callback, "cls", None), []).append(route)
+        found = _url_routes[key] = (routes, by_view)
+    return found
 
 
 class APIViewRegistration(ViewSetRegistration):
