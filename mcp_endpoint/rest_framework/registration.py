@@ -515,9 +515,9 @@ def router_entry(
     return frozenset(callbacks), tuple(shared or ())
 
 
-# The DRF routes of each URL conf (by its module name), read once per process: all of them
-# in the URL conf's order, and the same by their view class (a callback's ``cls``).
-_url_routes: dict[str, tuple[list[Route], dict[Any, list[Route]]]] = {}
+# The DRF routes of each URL conf (by its module name), by their view class (a callback's
+# ``cls``), in the URL conf's order: read once per process.
+_url_routes: dict[str, dict[Any, list[Route]]] = {}
 
 
 def current_urlconf() -> str:
@@ -526,28 +526,17 @@ def current_urlconf() -> str:
     return urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", repr(urlconf))
 
 
-def url_conf_routes() -> list[Route]:
-    """Every DRF route of the URL conf in use, read once per process."""
-    return _read_routes()[0]
-
-
 def view_routes(view: type[Any]) -> list[Route]:
     """The routes of the URL conf in use whose view class is ``view``, in the URL conf's
     order. A registration looks among these, not among every route of the product: done
     for each viewset of a large product, that look grew with the square of its size."""
-    return _read_routes()[1].get(view, [])
-
-
-def _read_routes() -> tuple[list[Route], dict[Any, list[Route]]]:
     key = current_urlconf()
-    found = _url_routes.get(key)
-    if found is None:
-        routes = [Route(p, r, m, c) for p, r, m, c in EndpointEnumerator().get_api_endpoints()]
-        by_view: dict[Any, list[Route]] = {}
-        for route in routes:
-            by_view.setdefault(getattr(route.callback, "cls", None), []).append(route)
-        found = _url_routes[key] = (routes, by_view)
-    return found
+    by_view = _url_routes.get(key)
+    if by_view is None:
+        by_view = _url_routes[key] = {}
+        for p, r, m, c in EndpointEnumerator().get_api_endpoints():
+            by_view.setdefault(getattr(c, "cls", None), []).append(Route(p, r, m, c))
+    return by_view.get(view, [])
 
 
 class APIViewRegistration(ViewSetRegistration):
