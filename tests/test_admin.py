@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import LogEntry
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import connection
@@ -583,7 +584,7 @@ def test_the_task_detail_is_read_only_and_redacted(admin_client: Client, alice_t
         arguments={"project_id": 1, "api_token": "tok-do-not-show"},
         input_responses={"answer": {"password": "pw-do-not-show"}},
     )
-    url = f"{TASKS_LIST}{alice_task.pk}/change/"
+    url = f"{TASKS_LIST}{quote(alice_task.pk)}/change/"
     page = admin_client.get(url)
     assert page.status_code == 200
     body = page.content.decode()
@@ -630,7 +631,7 @@ def test_staff_see_their_own_tasks_and_cancel_only_with_the_permission(
     post = {"action": "cancel_selected", "_selected_action": [waiting]}
     client.post(TASKS_LIST, post)
     assert ToolTask.objects.get(pk=waiting).status == "input_required"
-    assert client.get(f"{TASKS_LIST}{waiting}/change/").status_code == 302  # not hers
+    assert client.get(f"{TASKS_LIST}{quote(waiting)}/change/").status_code == 302  # not hers
 
 
 def test_the_task_admin_speaks_french(
@@ -652,7 +653,7 @@ def test_the_task_admin_speaks_french(
         "Annuler les tâches en cours sélectionnées",
     ):
         assert text in listing, text
-    form = admin_client.get(f"{TASKS_LIST}{alice_task.pk}/change/", headers=french)
+    form = admin_client.get(f"{TASKS_LIST}{quote(alice_task.pk)}/change/", headers=french)
     for text in ("Appelant", "Appel", "Dates", "Version du protocole", "Demandes de saisie"):
         assert text in form.content.decode(), text
     post = {"action": "cancel_selected", "_selected_action": [waiting]}
@@ -667,7 +668,7 @@ def test_the_task_admin_speaks_french(
 
 def test_the_task_admin_refuses_non_staff(client: Client, alice: Any, alice_task: Any) -> None:
     client.force_login(alice)
-    for url in (TASKS_LIST, f"{TASKS_LIST}{alice_task.pk}/change/"):
+    for url in (TASKS_LIST, f"{TASKS_LIST}{quote(alice_task.pk)}/change/"):
         response = client.get(url)
         assert response.status_code == 302
         assert response.headers["Location"].startswith("/admin/login/")
