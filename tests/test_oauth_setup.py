@@ -23,6 +23,7 @@ from mcp_endpoint.conf import SETTINGS_BY_NAME
 from mcp_endpoint.oauth import provider_settings
 from mcp_endpoint.oauth.checks import check_oauth, check_oauth_deploy, check_oauth_settings
 from mcp_endpoint.oauth.provider import MCP_PROVIDER_SETTINGS, PKCERequired
+from tests.live_server import create_database, drop_database
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -285,12 +286,22 @@ print(json.dumps({"redeemed": RedeemedAuthorizationCode.objects.count()}))
 
 
 def run_without_oauth(*args: str, name_oauth: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run Python on the host without the toolkit. On the run's PostgreSQL the process gets
+    an empty database of its own, dropped afterwards: the run's database is every test
+    process's, and the script migrates and creates users straight into it."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_toolkit_not_installed"}
     if name_oauth:
         env["NAME_OAUTH_CLASS"] = "1"
-    return subprocess.run(
-        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    origin = env.get("DATABASE_URL")
+    if origin:
+        env["DATABASE_URL"] = create_database(origin)
+    try:
+        return subprocess.run(
+            [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+    finally:
+        if origin:
+            drop_database(env["DATABASE_URL"], origin)
 
 
 @pytest.mark.backends
