@@ -351,6 +351,8 @@ def environment(workdir: Path) -> dict[str, str]:
         env["CACHE_DIR"] = str(workdir / "cache")
     # The benchmarks post stateless requests, with no session id.
     env.setdefault("DEMO_MCP_SESSIONS", "0")
+    # The demo's call-log spool in the run's folder, not the checkout's.
+    env.setdefault("DEMO_LOG_SPOOL_DIR", str(workdir / "call-spool"))
     return env
 
 

@@ -25,7 +25,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from mcp_endpoint import overview, reveal
+from mcp_endpoint import callspool, overview, reveal
 from mcp_endpoint.calllog import describe_task_credential, describe_task_credentials, redact
 from mcp_endpoint.clients import client_guides
 from mcp_endpoint.conf import mcp_settings
@@ -361,6 +361,8 @@ class ToolCallAdmin(ToolCallAdminBase):
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
+        # Rows still in this worker's spool, or in the file of one that died, are listed too.
+        callspool.write_spooled(mcp_settings.LOG_SPOOL_DIR)
         extra_context = {
             **(extra_context or {}),
             "call_log_is_on": call_log_is_on(),

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import DatabaseError, connections, router, transaction
 from django.utils import timezone
 
-from mcp_endpoint import client_logging, signals
+from mcp_endpoint import callspool, client_logging, signals
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -49,8 +49,9 @@ REDACTED = "[redacted]"
 # pass far from Python's recursion limit and PostgreSQL's nesting limit alike.
 MAX_DEPTH = 32
 TOO_DEEP = "[nested too deep]"
-# What a row's arguments become when the database refused the sanitised ones.
-UNLOGGABLE = {"[unloggable]": "the database refused these arguments; see the server log"}
+# What a row's arguments become when the database refused the sanitised ones (the spool,
+# below this module, writes such rows too).
+UNLOGGABLE = callspool.UNLOGGABLE
 # Longest string kept in the arguments; longer ones are cut with a note of their length.
 MAX_STRING = 10_000
 # The key of what a row's arguments become past LOG_ROW_MAX_BYTES.
@@ -263,8 +264,9 @@ class CallRecord:
     tool's own transaction just before it commits, so that the tool's writes and their row
     are one commit: a crash after it leaves both, before it neither. Any other call's row
     (a read-only tool's, one whose transaction was rolled back, one whose commit failed) is
-    written by :meth:`done`, after the call, as one INSERT. :meth:`done` also sends the
-    signal, once the tool's work is committed.
+    written by :meth:`done`, after the call: appended to the worker's spool when
+    ``LOG_SPOOL_DIR`` is set (:mod:`mcp_endpoint.callspool`), else as one INSERT.
+    :meth:`done` also sends the signal, once the tool's work is committed.
     """
 
     def __init__(
@@ -319,7 +321,7 @@ class CallRecord:
             "tool %s by %s: %s in %.1f ms", self.tool.name, label, outcome.code, self.duration_ms
         )
         if not self.written and self.endpoint.settings.LOG_TOOL_CALLS:
-            self.row = write(self.build(result), self.tool.name)
+            self.row = self.spool(result) or write(self.build(result), self.tool.name)
             self.written = True
         called(
             self.endpoint,
@@ -330,6 +332,28 @@ class CallRecord:
             self.duration_ms,
             self.row,
         )
+
+    def spool(self, result: ToolResult) -> ToolCall | None:
+        """Append the row to this worker's spool (:mod:`mcp_endpoint.callspool`) when
+        ``LOG_SPOOL_DIR`` names one; the row, not yet in the table (no ``pk``), or None
+        when it must be written at once (no spool, or the spool's file refused it)."""
+        directory = self.endpoint.settings.LOG_SPOOL_DIR
+        if not directory:
+            return None
+        row = self.build(result)
+        # The time the row would have had written now, not the time its batch is.
+        row.created = timezone.now()
+        try:
+            callspool.spool_row(directory, row)
+        except (OSError, ValueError):
+            logger.warning(
+                "the call-log spool in %s refused a row; it is written at once",
+                directory,
+                exc_info=True,
+                extra=client_logging.SERVER_ONLY,
+            )
+            return None
+        return row
 
     def build(self, result: ToolResult) -> ToolCall:
         outcome = Outcome.of(result.structured, result.is_error)

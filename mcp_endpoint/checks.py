@@ -541,6 +541,53 @@ def check_key_cache(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     ]
 
 
+# Apps that switch the database schema per request: a batch of the call-log spool is
+# written in whatever schema is active when it is due, not the one of its calls.
+SCHEMA_PER_TENANT_APPS = ("django_tenants", "tenant_schemas")
+
+
+@register(Tags.compatibility)
+def check_call_log_spool(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W112: a ``LOG_SPOOL_DIR`` this process cannot write in; W113: a spool beside an
+    app that switches the database schema per request."""
+    from mcp_endpoint.conf import mcp_settings
+
+    return call_log_spool_problems(mcp_settings.LOG_SPOOL_DIR, settings.INSTALLED_APPS)
+
+
+def call_log_spool_problems(folder: Any, installed_apps: list[str]) -> list[CheckMessage]:
+    import os
+    from pathlib import Path
+
+    if not isinstance(folder, str) or not folder:
+        return []
+    found: list[CheckMessage] = []
+    path = Path(folder)
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        found.append(
+            Warning(
+                f"MCP_ENDPOINT['LOG_SPOOL_DIR'] is {folder!r}, which this process cannot "
+                "create or write in: each call-log row is written at once instead, with a "
+                "warning per call.",
+                hint="Name a local folder the web and task workers can write in, or None.",
+                id="mcp_endpoint.W112",
+            )
+        )
+    tenants = [app for app in SCHEMA_PER_TENANT_APPS if app in installed_apps]
+    if tenants:
+        found.append(
+            Warning(
+                f"MCP_ENDPOINT['LOG_SPOOL_DIR'] is set beside {tenants[0]}, which switches the "
+                "database schema per request: a batch of spooled call-log rows is written in "
+                "the schema active when it is due, which may be another tenant's.",
+                hint="Set LOG_SPOOL_DIR to None: each row is then written with its call.",
+                id="mcp_endpoint.W113",
+            )
+        )
+    return found
+
+
 # Task backends that do not run a long-running tool on a worker of its own.
 IN_PROCESS_TASK_BACKENDS = (".ImmediateBackend", ".DummyBackend")
 

@@ -864,6 +864,20 @@ SETTINGS: tuple[Setting, ...] = (
         ),
     ),
     Setting(
+        "LOG_SPOOL_DIR",
+        None,
+        Text(optional=True),
+        "mcp_endpoint.E273",
+        P,
+        (
+            "a local folder where each worker appends the call-log rows of calls that commit "
+            "nothing (reads) and writes them to the database in batches, so a read pays no "
+            "round trip for its row; a worker killed leaves its file for the next one; "
+            "`None` writes each row at once (see "
+            "[operations](operations.md#the-call-log-spool)); global only"
+        ),
+    ),
+    Setting(
         "LOG_RETENTION_DAYS",
         90,
         Integer(optional=True),
@@ -1400,6 +1414,7 @@ class SettingValues:
     LOG_TOOL_CALLS: bool
     REDACTED_ARGUMENTS: Sequence[str]
     LOG_ROW_MAX_BYTES: int
+    LOG_SPOOL_DIR: str | None
     RESOURCE_URL: str | None
     CACHE: str
     REQUEST_STATE_TTL: int

@@ -331,6 +331,23 @@ class ToolCall(models.Model):
             return super().delete(using=using, keep_parents=keep_parents)
 
 
+class CallSpoolMark(models.Model):
+    """How far into one of the call log's spool files (``LOG_SPOOL_DIR``) the rows are
+    written: updated in the transaction that writes them, so none is written twice."""
+
+    name = models.CharField(max_length=200, primary_key=True)
+    offset = models.BigIntegerField(default=0)
+    # Written to its end (its writer gone) and deleted: nothing of it is written again.
+    finished = models.BooleanField(default=False)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("call-log spool mark")
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.offset}"
+
+
 # The key of the PostgreSQL advisory lock that counting the call log and deleting from it
 # take (ToolCallRollup.lock): any number, the same in every process of the host.
 COUNTING_LOCK = int.from_bytes(hashlib.sha256(b"mcp_endpoint.toolcallrollup").digest()[:4], "big")
@@ -349,6 +366,10 @@ class ToolCallRollup(models.Model):
     """
 
     HOUR = "hour"
+    # How long after its end an hour is counted: a call's row is written when it returns,
+    # and may be committed a little later (inside a request's transaction, or in a batch of
+    # the call-log spool; a row later than this makes its hour counted again).
+    SETTLE = timedelta(minutes=5)
 
     start = models.DateTimeField()
     owner = models.ForeignKey(

@@ -29,8 +29,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from mcp_endpoint import rollup
+from mcp_endpoint import callspool, rollup
 from mcp_endpoint.buckets import bucket_duration
+from mcp_endpoint.conf import mcp_settings
 
 
 def own_rows(request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -385,6 +386,7 @@ def page(model_admin: Any, request: HttpRequest) -> TemplateResponse:
 
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
+    callspool.write_spooled(mcp_settings.LOG_SPOOL_DIR)
     period = choose_period(request.GET.get("period"))
     interval = Interval.ending_now(period)
     owner = None if request.user.is_superuser else request.user.pk

@@ -39,9 +39,7 @@ from mcp_endpoint.buckets import BucketIndex, duration_bucket
 from mcp_endpoint.models import ToolCall, ToolCallRollup
 
 HOUR = timedelta(hours=1)
-# How long after its end an hour is counted: a call's row is written when it returns, and
-# may be committed a little later (inside a request's transaction, say).
-SETTLE = timedelta(minutes=5)
+SETTLE = ToolCallRollup.SETTLE
 # Hours counted per transaction: short enough not to hold SQLite's write lock for long.
 CHUNK_HOURS = 24 * 7
 # The columns counted, beside the tool, and the dimension each is counted under.

@@ -11,7 +11,8 @@
     sent them: redact before storing them elsewhere), ``outcome`` (``"ok"`` or an error
     code), ``error`` (the message), ``duration_ms``, ``client_info``, ``request`` (the
     Django request) and ``log_row`` (the :class:`~mcp_endpoint.models.ToolCall` written, or
-    None when the log is off).
+    None when the log is off; with ``LOG_SPOOL_DIR`` a call that committed nothing has its
+    row spooled, not yet in the table, so without a ``pk``).
 
 ``tool_called`` is sent with ``send_robust``: a receiver that raises is logged and the
 answer to the client stays as it was, since the call's work is already committed.

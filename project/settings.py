@@ -300,8 +300,12 @@ MCP_ENDPOINT = {
     "PROTOCOL_RATE": os.environ.get("DEMO_PROTOCOL_RATE", "1200/minute"),
     "API_KEY_CACHE_SECONDS": int(os.environ.get("DEMO_API_KEY_CACHE_SECONDS", "0")),
     "KEY_MEMORY_SECONDS": int(os.environ.get("DEMO_KEY_MEMORY_SECONDS", "60")),
-    # The admin's log of tool calls (one row per call).
+    # The admin's log of tool calls (one row per call). The rows of reads wait in each
+    # worker's file under LOG_SPOOL_DIR and reach the table in batches (DEMO_LOG_SPOOL_DIR=""
+    # writes each at once).
     "LOG_TOOL_CALLS": True,
+    "LOG_SPOOL_DIR": os.environ.get("DEMO_LOG_SPOOL_DIR", str(BASE_DIR / ".cache" / "call-spool"))
+    or None,
     "OAUTH_REGISTRATION_RATE": os.environ.get("DEMO_OAUTH_REGISTRATION_RATE", "20/hour"),
     # Deleting asks the user first, through clients that can show a confirmation.
     "CONFIRM_DESTRUCTIVE_TOOLS": True,

@@ -131,6 +131,8 @@ def server_environment(workdir: Path, extra: dict[str, str] | None = None) -> di
         env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if not env.get("REDIS_URL") and "CACHE_DIR" not in extra:
         env["CACHE_DIR"] = str(workdir / "cache")
+    # The call log's spool: the server's own, not the checkout's.
+    env.setdefault("DEMO_LOG_SPOOL_DIR", str(workdir / "call-spool"))
     return env
 
 
@@ -928,6 +930,24 @@ def run_script(env: dict[str, str], script: str, *, fresh: bool = False) -> str:
 
     quiet = ["--no-imports"] if django.VERSION >= (5, 2) else []
     return manage(env, "shell", *quiet, "-c", script, fresh=fresh)
+
+
+def run_to_its_death(
+    env: dict[str, str], script: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """Run Python ``script`` with ``args`` in a new interpreter of ``env``, expecting it to
+    kill itself (SIGKILL, as a crash would); what it printed, checked that it died so."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, (done.returncode, done.stdout, done.stderr)
+    return done
 
 
 def gunicorn_bound(log: str, port: int, pid: int) -> bool | None:

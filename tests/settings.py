@@ -32,6 +32,10 @@ MCP_ENDPOINT = {**MCP_ENDPOINT, "SESSIONS": False, "CONFIRM_DESTRUCTIVE_TOOLS": 
 # signal, inside a transaction that never commits. tests/test_key_memory.py turns it on;
 # the live servers of the end-to-end tests run with it on wherever REDIS_URL is set.
 MCP_ENDPOINT["KEY_MEMORY_SECONDS"] = 0
+# The call log's spool (on in the demo) is off for the unit tests, which read a call's row
+# right after the call; tests/test_callspool.py turns it on, and the live servers of the
+# end-to-end tests run with it, each in a folder of its own.
+MCP_ENDPOINT["LOG_SPOOL_DIR"] = None
 
 # Under pytest-xdist each test process ("gw0", "gw1", ...) has a cache of its own: a file
 # cache folder, or a Redis key prefix (which also names its pub/sub channel), so that one

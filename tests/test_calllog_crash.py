@@ -13,9 +13,6 @@ that is proven in-process by the commit's view of the rows, below.
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,7 @@ import pytest
 
 from mcp_endpoint.models import ToolCall, ToolTask
 from project.tracker.models import Project
-from tests.live_server import ROOT, LiveServer, run_script
+from tests.live_server import LiveServer, run_script, run_to_its_death
 from tests.mcp_client import MCPClient
 from tests.test_e2e_sdk import DEMO_PROJECT, create_key
 from tests.test_tasks import TaskClient
@@ -87,17 +84,8 @@ def test_a_write_killed_right_after_its_commit_keeps_its_log_row(demo_server: Li
         f"print(Project.objects.get(name={DEMO_PROJECT!r}).pk)",
     ).splitlines()[-1]
     title = "Written, then the process died"
-    done = subprocess.run(
-        [sys.executable, "-c", CRASHING_CALL, key, project, title],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_to_its_death(env, CRASHING_CALL, key, project, title)
     # Killed, not ended: no answer was sent, nothing ran after the commit.
-    assert done.returncode == -signal.SIGKILL, (done.returncode, done.stdout, done.stderr)
     assert done.stdout == ""
     found = json.loads(run_script(env, COUNT.format(title=title)).splitlines()[-1])
     assert found["tasks"] == 1, found

@@ -1,9 +1,12 @@
 """``manage.py mcp_prune_calls``: delete call-log rows older than ``LOG_RETENTION_DAYS``.
 
 Run it daily (cron, a systemd timer, the host's task queue); ``--days`` overrides the
-setting for one run. It then counts the hours of the admin overview's longest period that
-are not counted yet (everyone's calls, in the current time zone), so that the first look
-at the overview does not wait for them; ``--no-count`` leaves them to that first look.
+setting for one run. With ``LOG_SPOOL_DIR`` set it first writes what the workers of the
+machine it runs on have spooled (the files of those that died included) to the call log,
+and deletes the spool's marks of files finished a day ago. It then counts the hours of the
+admin overview's longest period that are not counted yet (everyone's calls, in the current
+time zone), so that the first look at the overview does not wait for them; ``--no-count``
+leaves them to that first look.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
-from mcp_endpoint import overview, rollup
+from mcp_endpoint import callspool, overview, rollup
 from mcp_endpoint.calllog import prune
 from mcp_endpoint.conf import mcp_settings
 
@@ -37,6 +40,10 @@ class Command(BaseCommand):
         days = options["days"] if options["days"] is not None else mcp_settings.LOG_RETENTION_DAYS
         if days is not None and days < 0:
             raise CommandError("--days must be 0 or more.")
+        if mcp_settings.LOG_SPOOL_DIR:
+            written = callspool.write_spooled(mcp_settings.LOG_SPOOL_DIR)
+            self.stdout.write(f"Wrote {written} spooled tool call(s) of other workers.")
+        callspool.prune_marks(using=options["database"])
         if days is None:
             self.stdout.write("LOG_RETENTION_DAYS is None: the call log is kept in full.")
         else:
