@@ -23,6 +23,7 @@ key made here is revoked at the end).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import os
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,6 +177,28 @@ def instructions(out: Path) -> int:
     raise SystemExit(f"no instruction count in {out}")
 
 
+@contextlib.contextmanager
+def seeded_database(prefix: str, key_name: str) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """A migrated and seeded database (a fresh SQLite file and file cache in a temporary
+    folder, or ``DATABASE_URL`` / ``REDIS_URL``), the environment to reach it, an API key
+    of alice's named ``key_name`` on it, and the folder; the key is revoked at the end on a
+    database that outlives the run."""
+    from benchmarks.run import environment, manage
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        env = environment(Path(tmp))
+        manage(env, "migrate", "--noinput")
+        manage(env, "seed_demo")
+        made = manage(env, "mcp_key", "create", "--user", "alice", "--scopes", "read write",
+                      "--name", key_name)  # fmt: skip
+        key = made.strip().splitlines()[-1]
+        try:
+            yield env, key, tmp
+        finally:
+            if env.get("DATABASE_URL"):
+                manage(env, "mcp_key", "revoke", key.rsplit("_", 1)[0])
+
+
 def child(name: str, key: str, calls: int, profile: bool, top: int, callers: str) -> int:
     """In a process of the probe's own settings: measure or profile one probe."""
     import django
@@ -275,8 +298,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return child(
             parsed.child, parsed.key, parsed.calls, bool(parsed.profile), parsed.top, parsed.callers
         )
-    from benchmarks.run import environment, manage
-
     every = {p.name: p for p in probes()}
     chosen = [n for n in parsed.only.split(",") if n] or list(every)
     if parsed.profile:
@@ -287,50 +308,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = set(chosen) - set(every)
     if unknown:
         parser.error(f"unknown targets: {', '.join(sorted(unknown))}; of: {', '.join(every)}")
-    with tempfile.TemporaryDirectory(prefix="mcp-cpu-") as tmp:
-        env = environment(Path(tmp))
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        made = manage(env, "mcp_key", "create", "--user", "alice", "--scopes", "read write",
-                      "--name", "cpu benchmark")  # fmt: skip
-        key = made.strip().splitlines()[-1]
-        try:
-            unit = "instructions (millions)" if parsed.instructions else "CPU ms"
-            if not (parsed.profile or parsed.heap):
-                print(f"{parsed.calls} calls each; {unit} per call, in one process", flush=True)
-            for name in chosen:
-                probe = every[name]
-                command = [sys.executable, __file__, "--child", name, "--key", key]
-                command += ["--calls", str(parsed.calls), "--top", str(parsed.top)]
-                child_env = {**env, **dict(probe.env), "DJANGO_SETTINGS_MODULE": probe.settings}
-                out = Path(tmp) / f"callgrind.{name}"
-                if parsed.profile or parsed.heap:
-                    if parsed.profile:
-                        command += ["--profile", name, "--callers", parsed.callers]
-                elif parsed.instructions:
-                    # Counting starts after the warm-up, when the child turns it on.
-                    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                               f"--callgrind-out-file={out}", *command]  # fmt: skip
-                    child_env["CPU_BENCH_CALLGRIND"] = "1"
-                done = subprocess.run(
-                    command,
-                    env=child_env,
-                    capture_output=not (parsed.profile or parsed.heap),
-                    text=True,
-                    check=False,
-                )
-                if done.returncode != 0:
-                    print(f"{name} failed:\n{done.stdout}\n{done.stderr}", file=sys.stderr)
-                    return 1
-                if parsed.instructions:
-                    count = instructions(out) / parsed.calls / 1e6
-                    print(f"{name:16} {count:6.3f}  {probe.label}", flush=True)
-                elif not (parsed.profile or parsed.heap):
-                    cpu = float(done.stdout.strip().splitlines()[-1])
-                    print(f"{name:16} {cpu:6.3f}  {probe.label}", flush=True)
-        finally:
-            if env.get("DATABASE_URL"):
-                manage(env, "mcp_key", "revoke", key.rsplit("_", 1)[0])
+    with seeded_database("mcp-cpu-", "cpu benchmark") as (env, key, tmp):
+        unit = "instructions (millions)" if parsed.instructions else "CPU ms"
+        if not (parsed.profile or parsed.heap):
+            print(f"{parsed.calls} calls each; {unit} per call, in one process", flush=True)
+        for name in chosen:
+            probe = every[name]
+            command = [sys.executable, __file__, "--child", name, "--key", key]
+            command += ["--calls", str(parsed.calls), "--top", str(parsed.top)]
+            child_env = {**env, **dict(probe.env), "DJANGO_SETTINGS_MODULE": probe.settings}
+            out = Path(tmp) / f"callgrind.{name}"
+            if parsed.profile or parsed.heap:
+                if parsed.profile:
+                    command += ["--profile", name, "--callers", parsed.callers]
+            elif parsed.instructions:
+                # Counting starts after the warm-up, when the child turns it on.
+                command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                           f"--callgrind-out-file={out}", *command]  # fmt: skip
+                child_env["CPU_BENCH_CALLGRIND"] = "1"
+            done = subprocess.run(
+                command,
+                env=child_env,
+                capture_output=not (parsed.profile or parsed.heap),
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                print(f"{name} failed:\n{done.stdout}\n{done.stderr}", file=sys.stderr)
+                return 1
+            if parsed.instructions:
+                count = instructions(out) / parsed.calls / 1e6
+                print(f"{name:16} {count:6.3f}  {probe.label}", flush=True)
+            elif not (parsed.profile or parsed.heap):
+                cpu = float(done.stdout.strip().splitlines()[-1])
+                print(f"{name:16} {cpu:6.3f}  {probe.label}", flush=True)
     return 0
 
 

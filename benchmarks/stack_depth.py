@@ -23,11 +23,9 @@ import argparse
 import gc
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -84,20 +82,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     depths = parse_depths(parsed.depths)
     if parsed.child:
         return child(parsed.target, parsed.key, parsed.calls, depths)
-    from benchmarks.cpu import probes
-    from benchmarks.run import environment, manage
+    from benchmarks.cpu import probes, seeded_database
 
     every = {p.name: p for p in probes()}
     if parsed.target not in every:
         parser.error(f"unknown target {parsed.target}; of: {', '.join(every)}")
     probe = every[parsed.target]
-    with tempfile.TemporaryDirectory(prefix="mcp-depth-") as tmp:
-        env: dict[str, Any] = environment(Path(tmp))
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        made = manage(env, "mcp_key", "create", "--user", "alice", "--scopes", "read write",
-                      "--name", "stack depth benchmark")  # fmt: skip
-        key = made.strip().splitlines()[-1]
+    with seeded_database("mcp-depth-", "stack depth benchmark") as (env, key, _):
         command = [sys.executable, __file__, "--child", "--key", key, "--target", probe.name]
         command += ["--calls", str(parsed.calls), "--depths", parsed.depths]
         child_env = {**env, **dict(probe.env), "DJANGO_SETTINGS_MODULE": probe.settings}
