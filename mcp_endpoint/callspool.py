@@ -158,7 +158,7 @@ class SpoolFile:
     def decoded(self, model: type[ToolCall], line: bytes) -> dict[str, Any] | None:
         try:
             return decode(model, line)
-        except (ValueError, TypeError, ValidationError):
+        except (ValueError, TypeError, ValidationError, RecursionError):
             logger.error(
                 "a line of the call-log spool %s could not be read; it is skipped: %r",
                 self.path,
@@ -233,12 +233,14 @@ def forget_counted_hours(model: type[ToolCall], rows: list[dict[str, Any]], usin
 def insert_each(model: type[ToolCall], rows: list[dict[str, Any]], using: str) -> None:
     """After a batch the database refused: each row in a savepoint of its own, one it
     refuses again written with :data:`UNLOGGABLE` arguments, as a row written at once would
-    be. A row refused even so raises, and the batch stays in its file (an outage, or the
-    table itself broken): a spooled row is never dropped by the database."""
+    be. A row refused even so by a database that answers is left out with an error in the
+    log, as one written at once is; while the database does not answer (an outage) the
+    error is raised, and the batch stays in its file for the next try."""
     for row in rows:
         try:
             with transaction.atomic(using=using):
                 insert_rows(model, [row], using)
+            continue
         except DatabaseError:
             logger.warning(
                 "the call log refused the arguments of a spooled call of %s; recording the "
@@ -247,8 +249,18 @@ def insert_each(model: type[ToolCall], rows: list[dict[str, Any]], using: str) -
                 exc_info=True,
                 extra=client_logging.SERVER_ONLY,
             )
+        try:
             with transaction.atomic(using=using):
                 insert_rows(model, [{**row, "arguments": UNLOGGABLE}], using)
+        except DatabaseError:
+            if not connections[using].is_usable():
+                raise
+            logger.error(
+                "could not record a spooled call of %s in the call log",
+                row.get("tool"),
+                exc_info=True,
+                extra=client_logging.SERVER_ONLY,
+            )
 
 
 class Spool:

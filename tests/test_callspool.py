@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import os
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -68,6 +69,14 @@ def a_row(tool: str = "list_tasks", created: datetime | None = None, **values: A
         arguments=values.pop("arguments", {}),
         **values,
     )
+
+
+def orphan_file(directory: Path, content: bytes) -> Path:
+    """A spool file of a process that is gone, holding ``content``."""
+    directory.mkdir(exist_ok=True)
+    path = directory / f"{callspool.database_tag()}-elsewhere-1-{secrets.token_hex(3)}.calls"
+    path.write_bytes(content)
+    return path
 
 
 def test_a_read_spools_its_row_and_sends_no_statement_for_it(
@@ -247,8 +256,6 @@ def test_a_dead_workers_rows_are_written_once_each(spool: Path) -> None:
 def test_an_orphans_unfinished_line_and_unreadable_line_are_dropped_and_logged(
     spool: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    spool.mkdir()
-    path = spool / f"{callspool.database_tag()}-elsewhere-1-abc{callspool.SUFFIX}"
     good = callspool.encode(a_row(arguments={"n": 1}))
     unreadable = [
         b"{not json\n",
@@ -257,12 +264,12 @@ def test_an_orphans_unfinished_line_and_unreadable_line_are_dropped_and_logged(
         good.replace(b'"created": "', b'"created": "yesterday'),
     ]
     assert all(line != good for line in unreadable)
-    path.write_bytes(good + b"".join(unreadable) + good.replace(b'"n": 1', b'"n": 2') + good[:20])
+    rest = good.replace(b'"n": 1', b'"n": 2') + good[:20]
+    path = orphan_file(spool, good + b"".join(unreadable) + rest)
     with caplog.at_level(logging.ERROR, "mcp_endpoint.calllog"):
         assert callspool.adopt_orphans(spool) == 6
     assert sorted(r.arguments["n"] for r in ToolCall.objects.all()) == [1, 2]
     assert caplog.text.count("could not be read; it is skipped") == 4
-    assert "could not be read; it is skipped" in caplog.text
     assert not path.exists()
 
 
@@ -298,6 +305,77 @@ def test_a_row_the_database_refuses_is_written_without_its_arguments(spool: Path
     found = sorted((r.arguments for r in ToolCall.objects.all()), key=json.dumps)
     refused = UNLOGGABLE if connection.vendor == "postgresql" else {"nul": "\x00"}
     assert found == sorted([{"n": 1}, refused], key=json.dumps)
+
+
+def test_a_row_no_database_takes_is_left_out_with_an_error_and_the_rest_written(
+    spool: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A row without an outcome (a file written by hand): refused with its arguments and
+    # without them, by a database that answers; the rows around it are kept.
+    good = callspool.encode(a_row(arguments={"n": 1}))
+    refused = good.replace(b'"outcome": "ok"', b'"outcome": null')
+    assert refused != good
+    path = orphan_file(spool, good + refused + good.replace(b'"n": 1', b'"n": 2'))
+    with caplog.at_level(logging.WARNING, "mcp_endpoint.calllog"):
+        assert callspool.adopt_orphans(spool) == 3
+    assert sorted(r.arguments["n"] for r in ToolCall.objects.all()) == [1, 2]
+    assert "could not record a spooled call of list_tasks" in caplog.text
+    assert not path.exists()
+
+
+def test_a_file_too_deep_to_read_is_skipped_not_raised(
+    spool: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = orphan_file(spool, b'{"a": ' * 100_000 + b"1" + b"}" * 100_000 + b"\n")
+    with caplog.at_level(logging.ERROR, "mcp_endpoint.calllog"):
+        assert callspool.adopt_orphans(spool) == 1
+    assert not ToolCall.objects.exists() and not path.exists()
+    assert "could not be read; it is skipped" in caplog.text
+
+
+def test_a_full_file_is_finished_and_a_new_one_started(
+    spool: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(callspool, "ROTATE_BYTES", 1)
+    worker = callspool.Spool(spool)
+    worker.add(a_row(arguments={"n": 1}))
+    first = worker.file
+    worker.write_now()
+    assert first is not None and not first.path.exists()
+    worker.add(a_row(arguments={"n": 2}))
+    assert worker.file is not None and worker.file.name != first.name
+    worker.close()
+    assert sorted(r.arguments["n"] for r in ToolCall.objects.all()) == [1, 2]
+    assert list(CallSpoolMark.objects.values_list("finished", flat=True)) == [True, True]
+
+
+def test_a_batch_that_cannot_be_written_stays_for_the_next(
+    spool: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = callspool.Spool(spool)
+    worker.add(a_row())
+    assert worker.file is not None
+    # The file taken away under the worker (by hand): logged, nothing raised, the rows
+    # counted as still waiting.
+    hidden = worker.file.path.with_suffix(".hidden")
+    worker.file.path.rename(hidden)
+    with caplog.at_level(logging.WARNING, "mcp_endpoint.calllog"):
+        assert worker.write_now() == 0
+    assert "it is kept for the next batch" in caplog.text
+    assert worker.waiting == 1
+    hidden.rename(worker.file.path)
+    worker.write_now()
+    assert ToolCall.objects.count() == 1
+    worker.close()
+
+
+def test_a_new_folder_finishes_the_old_spool_first(settings: Any, spool: Path) -> None:
+    old = callspool.process_spool(spool)
+    old.add(a_row())
+    elsewhere = spool.parent / "elsewhere"
+    assert callspool.process_spool(elsewhere).directory == elsewhere
+    assert ToolCall.objects.count() == 1
+    assert list(spool.glob("*.calls")) == []
 
 
 def test_the_files_of_another_database_are_not_adopted(spool: Path) -> None:
