@@ -47,7 +47,8 @@ from django.db import DatabaseError, connections, router, transaction
 from django.db.models import F, JSONField
 from django.utils import timezone
 
-from mcp_endpoint import client_logging
+from mcp_endpoint import client_logging, outages
+from mcp_endpoint.conf import mcp_settings
 
 if TYPE_CHECKING:
     from mcp_endpoint.models import CallSpoolMark, ToolCall
@@ -337,13 +338,8 @@ class Spool:
         try:
             self.write_own()
             return adopt_orphans(self.directory)
-        except (DatabaseError, OSError):
-            logger.warning(
-                "the call-log spool could not be written to the database; it is kept for "
-                "the next batch",
-                exc_info=True,
-                extra=client_logging.SERVER_ONLY,
-            )
+        except (DatabaseError, OSError) as exc:
+            not_written(exc)
             return 0
         finally:
             self.writing.release()
@@ -483,13 +479,24 @@ def write_spooled(directory: str | os.PathLike[str] | None) -> int:
             with spool.writing:
                 spool.write_own()
         return adopt_orphans(Path(directory), live_too=True)
-    except (DatabaseError, OSError):
-        logger.warning(
-            "the call-log spool could not be written to the database",
-            exc_info=True,
-            extra=client_logging.SERVER_ONLY,
-        )
+    except (DatabaseError, OSError) as exc:
+        not_written(exc)
         return 0
+
+
+def not_written(exc: BaseException) -> None:
+    """Say that a batch stays in its file: during an outage as the endpoint reports one
+    (once an interval, no traceback: the batch is tried again every few seconds), else a
+    warning with the traceback."""
+    kind = outages.diagnose(exc) if isinstance(exc, DatabaseError) else None
+    if kind is not None:
+        outages.report(kind, exc, mcp_settings.OUTAGE_LOG_INTERVAL)
+        return
+    logger.warning(
+        "the call-log spool could not be written to the database; it is kept for the next batch",
+        exc_info=exc,
+        extra=client_logging.SERVER_ONLY,
+    )
 
 
 def prune_marks(using: str | None = None, age: timedelta = timedelta(days=1)) -> int:
