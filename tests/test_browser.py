@@ -213,7 +213,10 @@ def test_create_copy_and_revoke_a_key(page: Any, server: LiveServer) -> None:
 
     page.get_by_role("link", name="Back to your keys").click()
     card = page.get_by_role("listitem").filter(has_text="phone test")
-    card.get_by_role("button", name="Revoke phone test").click()
+    # Revoking is a form's POST and its redirect: the page after it is waited for, as a
+    # person waits for it, before it is read (is_visible does not wait).
+    with page.expect_navigation():
+        card.get_by_role("button", name="Revoke phone test").click()
     assert page.get_by_text("Revoked the key").is_visible()
     assert (
         page.get_by_role("listitem")
@@ -287,7 +290,8 @@ def test_authorise_an_app_and_revoke_it(page: Any, server: LiveServer) -> None:
     assert app.get_by_text("Create, change and delete tasks").is_visible()
     assert_readable(page)
     page.set_viewport_size(PHONE)
-    app.get_by_role("button", name="Revoke Browser client").click()
+    with page.expect_navigation():  # a form's POST and its redirect, as above
+        app.get_by_role("button", name="Revoke Browser client").click()
     assert page.get_by_text("Browser client can no longer use your account.").is_visible()
     assert page.get_by_text("No application is connected to your account.").is_visible()
     assert page.get_by_role("button", name="Revoke Browser client").count() == 0
