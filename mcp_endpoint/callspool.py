@@ -271,6 +271,7 @@ class Spool:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.named = os.fspath(directory)
         self.pid = os.getpid()
         self.appending = threading.Lock()
         self.writing = threading.Lock()
@@ -446,15 +447,19 @@ _spools_lock = threading.Lock()
 
 
 def process_spool(directory: str | os.PathLike[str]) -> Spool:
-    pid = os.getpid()
+    """This process's spool in ``directory``, made on its first row there; one in another
+    folder (the setting changed) is finished first. Asked once per spooled call: the
+    folder is compared as the setting's text, no path is built."""
+    pid, named = os.getpid(), os.fspath(directory)
     spool = _spools.get(pid)
-    if spool is None or spool.directory != Path(directory):
+    if spool is None or spool.named != named:
         with _spools_lock:
             spool = _spools.get(pid)
-            if spool is None or spool.directory != Path(directory):
+            if spool is None or spool.named != named:
                 if spool is not None:
                     spool.close()
-                spool = _spools[pid] = Spool(Path(directory))
+                spool = _spools[pid] = Spool(Path(named))
+                spool.named = named  # as the setting spells it ("spool/" and "spool" alike)
     return spool
 
 
@@ -475,7 +480,7 @@ def write_spooled(directory: str | os.PathLike[str] | None) -> int:
         return 0
     spool = _spools.get(os.getpid())
     try:
-        if spool is not None and spool.directory == Path(directory):
+        if spool is not None and spool.named == os.fspath(directory):
             with spool.writing:
                 spool.write_own()
         return adopt_orphans(Path(directory), live_too=True)
